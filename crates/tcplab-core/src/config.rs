@@ -1,0 +1,172 @@
+//! Knobs: Linux sysctls (under their `net.ipv4.*` names), the
+//! congestion-control module and its parameters, and the behaviours that
+//! kernel patches changed, each as a named setting rather than a code fork.
+//!
+//! Every default is current Linux. A kernel era is a [`preset`](TcpConfig::preset):
+//! a bundle of knob values that can still be overridden one by one.
+
+use crate::cc::CcConfig;
+use crate::prr::PrrRule;
+
+/// Which ACKs may grow cwnd (`tcp_may_raise_cwnd`, tcp_input.c), the knob of
+/// "tcp: increase throughput when reordering is high" (v3.12).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum CwndGrowthRule {
+    /// v3.11: only on `FLAG_DATA_ACKED`, not while ECE and cwnd ≥ ssthresh,
+    /// and `tcp_try_to_open` moderates cwnd in Disorder.
+    V3_11,
+    /// The rule as posted: as merged, plus growth only in Open state when
+    /// reordering is low.
+    Posted,
+    /// v3.12 and since: no growth in CWR/Recovery; `FLAG_FORWARD_PROGRESS`
+    /// when `reordering > tcp_reordering`, else `FLAG_DATA_ACKED`.
+    #[default]
+    V3_12,
+}
+
+/// Socket-level TCP settings of one endpoint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Name of the preset this configuration started from.
+    pub preset: &'static str,
+    /// `net.ipv4.tcp_congestion_control` and the module's parameters.
+    pub congestion_control: CcConfig,
+    /// `net.ipv4.tcp_reordering`: initial `tp->reordering` (dupthresh).
+    pub tcp_reordering: u32,
+    /// `net.ipv4.tcp_max_reordering` (300; compile-time 127 before v3.19).
+    pub tcp_max_reordering: u32,
+    /// `net.ipv4.tcp_sack`.
+    pub tcp_sack: bool,
+    /// `net.ipv4.tcp_dsack`.
+    pub tcp_dsack: bool,
+    /// `net.ipv4.tcp_timestamps`.
+    pub tcp_timestamps: bool,
+    /// `net.ipv4.tcp_window_scaling`.
+    pub tcp_window_scaling: bool,
+    /// `net.ipv4.tcp_ecn`: 0 off, 1 request and accept, 2 accept only.
+    pub tcp_ecn: u8,
+    /// `net.ipv4.tcp_recovery` bit 0x1: RACK loss detection.
+    pub tcp_recovery: u32,
+    /// `net.ipv4.tcp_frto`.
+    pub tcp_frto: u8,
+    /// `net.ipv4.tcp_early_retrans` (3 = TLP + ER in 3.x; 3 today).
+    pub tcp_early_retrans: u8,
+    /// `net.ipv4.tcp_slow_start_after_idle`.
+    pub tcp_slow_start_after_idle: bool,
+    /// `net.ipv4.tcp_rmem` (min, default, max), bytes.
+    pub tcp_rmem: [u32; 3],
+    /// `net.ipv4.tcp_wmem` (min, default, max), bytes.
+    pub tcp_wmem: [u32; 3],
+    /// `net.ipv4.tcp_rto_min_us`.
+    pub tcp_rto_min_us: u32,
+    /// `net.ipv4.tcp_pacing_ss_ratio`, percent.
+    pub tcp_pacing_ss_ratio: u32,
+    /// `net.ipv4.tcp_pacing_ca_ratio`, percent.
+    pub tcp_pacing_ca_ratio: u32,
+    /// `net.ipv4.tcp_min_rtt_wlen`, seconds.
+    pub tcp_min_rtt_wlen: u32,
+    /// `net.ipv4.tcp_no_metrics_save`.
+    pub tcp_no_metrics_save: bool,
+    /// `net.ipv4.tcp_no_ssthresh_metrics_save` (v5.x+, default 1).
+    pub tcp_no_ssthresh_metrics_save: bool,
+    /// Route `initcwnd` (`TCP_INIT_CWND` = 10).
+    pub initcwnd: u32,
+    /// Interface MTU, bytes; advmss = MTU − 40.
+    pub mtu: u32,
+    /// `HZ` of the modelled kernel (jiffies, CUBIC's clock).
+    pub hz: u32,
+    /// `SO_SNDBUF` as set by the application (0 = autotuned from tcp_wmem).
+    pub so_sndbuf: u32,
+    /// `SO_RCVBUF` as set by the application (0 = autotuned from tcp_rmem).
+    pub so_rcvbuf: u32,
+    /// Which ACKs may grow cwnd (patch "increase throughput when
+    /// reordering is high").
+    pub cwnd_growth: CwndGrowthRule,
+    /// `tcp_cwnd_reduction`'s slow-start-reduction-bound rule by era.
+    pub prr_rule: PrrRule,
+    /// Floor of `tcp_cwnd_reduction`: 1 in mainline, 2 with Brakmo's
+    /// "tcp: force cwnd at least 2 in tcp_cwnd_reduction".
+    pub cwnd_reduction_floor: u32,
+    /// `tcp_ecn_accept_cwr` ACKs at once when a data segment carries CWR
+    /// ("tcp: ack immediately when a cwr packet arrives", ≥ v4.18).
+    pub ack_on_cwr: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        Self::linux_current()
+    }
+}
+
+/// Names accepted by [`TcpConfig::preset`].
+pub const PRESETS: &[&str] = &["linux-current", "v3.11", "v3.12", "v3.18", "v3.19", "v4.17"];
+
+impl TcpConfig {
+    /// Current Linux (modelled on 6.13) defaults.
+    pub fn linux_current() -> Self {
+        TcpConfig {
+            preset: "linux-current",
+            congestion_control: CcConfig::from_name("cubic").expect("cubic is built in"),
+            tcp_reordering: 3,
+            tcp_max_reordering: 300,
+            tcp_sack: true,
+            tcp_dsack: true,
+            tcp_timestamps: true,
+            tcp_window_scaling: true,
+            tcp_ecn: 2,
+            tcp_recovery: 1,
+            tcp_frto: 2,
+            tcp_early_retrans: 3,
+            tcp_slow_start_after_idle: true,
+            tcp_rmem: [4096, 131072, 6291456],
+            tcp_wmem: [4096, 16384, 4194304],
+            tcp_rto_min_us: 200_000,
+            tcp_pacing_ss_ratio: 200,
+            tcp_pacing_ca_ratio: 120,
+            tcp_min_rtt_wlen: 300,
+            tcp_no_metrics_save: false,
+            tcp_no_ssthresh_metrics_save: true,
+            initcwnd: 10,
+            mtu: 1500,
+            hz: 1000,
+            so_sndbuf: 0,
+            so_rcvbuf: 0,
+            cwnd_growth: CwndGrowthRule::V3_12,
+            prr_rule: PrrRule::Current,
+            cwnd_reduction_floor: 1,
+            ack_on_cwr: true,
+        }
+    }
+
+    /// A kernel-era preset by name (see [`PRESETS`]). Only the knobs that
+    /// the model implements differ between eras; the eras' documentation is
+    /// in docs/presets.md.
+    pub fn preset(name: &str) -> Option<TcpConfig> {
+        let mut c = Self::linux_current();
+        match name {
+            "linux-current" => {}
+            "v3.11" | "v3.12" | "v3.18" | "v3.19" => {
+                c.preset = PRESETS.iter().copied().find(|p| *p == name)?;
+                c.tcp_max_reordering = if name == "v3.19" { 300 } else { 127 };
+                c.tcp_no_ssthresh_metrics_save = false;
+                c.tcp_recovery = 0;
+                c.prr_rule = PrrRule::V3_12;
+                c.ack_on_cwr = false;
+                c.cwnd_growth = if name == "v3.11" { CwndGrowthRule::V3_11 } else { CwndGrowthRule::V3_12 };
+            }
+            "v4.17" => {
+                c.preset = "v4.17";
+                c.tcp_no_ssthresh_metrics_save = false;
+                c.prr_rule = PrrRule::V4_17;
+                c.ack_on_cwr = false;
+            }
+            _ => return None,
+        }
+        Some(c)
+    }
+
+    /// `advmss`: MTU minus IPv4 and TCP headers.
+    pub fn advmss(&self) -> u32 {
+        self.mtu.saturating_sub(40)
+    }
+}

@@ -1,0 +1,628 @@
+//! ACK processing: `tcp_ack` and what it calls (net/ipv4/tcp_input.c,
+//! Linux 6.13 structure: `tcp_fastretrans_alert` before
+//! `tcp_cong_control`, "delivered" counting cumulative and SACKed packets).
+
+use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, SACKED_ACKED, SACKED_RETRANS};
+use super::{Connection, Rexmit};
+use crate::cc::{ca_ack, AckSample, CongestionOps};
+use crate::counters::Mib;
+use crate::flag::*;
+use crate::time::Instant;
+use tcplab_wire::{SegmentRepr, SeqNum};
+
+/// What `tcp_sacktag_write_queue` learned (`struct tcp_sacktag_state`).
+pub(super) struct SackState {
+    /// Lowest sequence newly SACKed from inside a hole (reordering).
+    pub reord: SeqNum,
+    /// Send time of the earliest / latest newly SACKed never-retransmitted
+    /// segment (SACK RTT).
+    pub first_sackt: Option<Instant>,
+    pub last_sackt: Option<Instant>,
+    pub flag: u32,
+    pub sack_delivered: u32,
+}
+
+impl Connection {
+    /// `tcp_ack`. Returns `None` when the segment must be discarded (it
+    /// acknowledges data never sent).
+    pub(super) fn tcp_ack(&mut self, now: Instant, seg: &SegmentRepr) -> Option<u32> {
+        let prior_snd_una = self.snd_una;
+        let ack = seg.ack;
+        let mut flag: u32 = FLAG_SLOWPATH;
+
+        // RFC 793: an ACK below snd_una is old; SACK blocks on it may
+        // still carry news (D-SACK undo).
+        if ack.before(prior_snd_una) {
+            if seg.options.sack_len > 0 && self.sack_ok {
+                let mut st = self.sacktag(now, seg, prior_snd_una);
+                self.count_delivered(st.sack_delivered, seg.flags.ece() && self.ecn.ok);
+                if st.flag & FLAG_DSACKING_ACK != 0 && self.undo_marker.is_some() {
+                    let mut rexmit = Rexmit::None;
+                    let prior_delivered = self.tp.delivered;
+                    self.fastretrans_alert(prior_snd_una, 0, &mut st.flag, &mut rexmit);
+                    let _ = prior_delivered;
+                    if rexmit != Rexmit::None {
+                        self.rexmit = rexmit;
+                    }
+                }
+            }
+            return Some(0);
+        }
+        // Acknowledges something not yet sent: drop it.
+        if ack.after(self.snd_nxt) {
+            return None;
+        }
+        if ack.after(prior_snd_una) {
+            flag |= FLAG_SND_UNA_ADVANCED;
+            self.icsk_retransmits = 0;
+        }
+        let prior_fack = self.highest_sack_seq();
+        let prior_packets = self.packets_out;
+        let prior_in_flight = self.packets_in_flight();
+        let prior_delivered = self.tp.delivered;
+        let prior_lost = self.lost;
+
+        if seg.payload_len > 0 {
+            flag |= FLAG_DATA;
+        }
+        flag |= self.ack_update_window(seg);
+
+        let mut sack = SackState {
+            reord: self.snd_nxt,
+            first_sackt: None,
+            last_sackt: None,
+            flag: 0,
+            sack_delivered: 0,
+        };
+        if seg.options.sack_len > 0 && self.sack_ok {
+            sack = self.sacktag(now, seg, prior_snd_una);
+            flag |= sack.flag;
+        }
+        let ece = seg.flags.ece() && self.ecn.ok && !seg.flags.syn();
+        if ece {
+            flag |= FLAG_ECE;
+        }
+        self.count_delivered(sack.sack_delivered, ece);
+
+        // tcp_in_ack_event
+        let mut ack_ev = ca_ack::SLOWPATH;
+        if flag & FLAG_WIN_UPDATE != 0 {
+            ack_ev |= ca_ack::WIN_UPDATE;
+        }
+        if ece {
+            ack_ev |= ca_ack::ECE;
+        }
+        self.sync_ca_ctx();
+        self.cc.in_ack_event(&mut self.tp, ack_ev);
+
+        if prior_packets == 0 {
+            // no_queue: nothing outstanding. A zero window with unsent
+            // data arms the persist timer (tcp_ack_probe).
+            self.ack_probe(now);
+            return Some(flag);
+        }
+
+        self.tcp_clean_rtx_queue(now, prior_fack, prior_snd_una, &mut sack, &mut flag, seg);
+
+        let mut rexmit = Rexmit::None;
+        if self.ack_is_dubious(flag) {
+            let dup = (flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DSACKING_ACK) == 0) as u32;
+            self.fastretrans_alert(prior_snd_una, dup, &mut flag, &mut rexmit);
+        }
+        if flag & FLAG_SET_XMIT_TIMER != 0 {
+            self.rearm_rto(now);
+        }
+        if self.packets_out == 0 {
+            self.timers.stop(super::Timer::Retrans);
+        }
+
+        let delivered = self.tp.delivered.wrapping_sub(prior_delivered);
+        let newly_lost = self.lost.wrapping_sub(prior_lost);
+        self.cong_control(ack, delivered, newly_lost, flag, prior_in_flight);
+        self.rexmit = rexmit;
+        if flag & FLAG_ACKED != 0 {
+            // tcp_check_space → tcp_new_space
+            self.sndbuf_expand();
+        }
+        self.tp.mib.add(Mib::TcpExtTCPDelivered, delivered as u64);
+        if ece {
+            self.tp.mib.add(Mib::TcpExtTCPDeliveredCE, delivered as u64);
+        }
+        Some(flag)
+    }
+
+    /// `tcp_ack_is_dubious`: anything other than a plain in-order ACK in
+    /// Open state goes through the state machine.
+    fn ack_is_dubious(&self, flag: u32) -> bool {
+        flag & FLAG_NOT_DUP == 0 || flag & FLAG_CA_ALERT != 0 || self.tp.ca_state != crate::cc::CaState::Open
+    }
+
+    /// `tcp_count_delivered`.
+    pub(super) fn count_delivered(&mut self, n: u32, ece: bool) {
+        self.tp.delivered = self.tp.delivered.wrapping_add(n);
+        if ece {
+            self.tp.delivered_ce = self.tp.delivered_ce.wrapping_add(n);
+        }
+    }
+
+    /// `tcp_ack_update_window`: accept the peer's window if the ACK is
+    /// newer (`tcp_may_update_window`), and advance snd_una.
+    fn ack_update_window(&mut self, seg: &SegmentRepr) -> u32 {
+        let mut flag = 0;
+        let nwin = if seg.flags.syn() { seg.window as u32 } else { (seg.window as u32) << self.snd_wscale };
+        let ack = seg.ack;
+        let may_update = ack.after(self.snd_una)
+            || seg.seq.after(self.snd_wl1)
+            || (seg.seq == self.snd_wl1 && (nwin > self.snd_wnd || nwin == 0));
+        if may_update {
+            flag |= FLAG_WIN_UPDATE;
+            self.snd_wl1 = seg.seq;
+            if self.snd_wnd != nwin {
+                self.snd_wnd = nwin;
+                self.max_window = self.max_window.max(nwin);
+            }
+        }
+        if ack.after(self.snd_una) {
+            self.bytes_acked += (ack - self.snd_una) as u64;
+            self.snd_una = ack;
+        }
+        flag
+    }
+
+    /// `tcp_highest_sack_seq`.
+    pub(super) fn highest_sack_seq(&self) -> SeqNum {
+        if self.sacked_out == 0 || !self.sack_ok {
+            self.snd_una
+        } else {
+            self.highest_sack_end
+        }
+    }
+
+    /// `tcp_ack_probe`: with a zero window and data waiting, probe.
+    fn ack_probe(&mut self, now: Instant) {
+        if self.unsent_bytes() > 0 && self.snd_wnd == 0 && self.packets_out == 0 {
+            if !self.timers.is_set(super::Timer::Probe0) {
+                let when = self.rtt.rto_backed_off(self.icsk_backoff);
+                self.timers.set_xmit(super::Timer::Probe0, now + when);
+            }
+        } else {
+            self.timers.stop(super::Timer::Probe0);
+            if self.timers.pending().is_none() {
+                self.icsk_backoff = 0;
+            }
+        }
+    }
+
+    /// `tcp_rearm_rto`: restart the retransmission timer from now.
+    pub(super) fn rearm_rto(&mut self, now: Instant) {
+        if self.packets_out == 0 {
+            self.timers.stop(super::Timer::Retrans);
+        } else {
+            let rto = self.rto_now();
+            self.timers.set_xmit(super::Timer::Retrans, now + rto);
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // SACK (tcp_sacktag_write_queue)
+    // ------------------------------------------------------------------
+
+    /// `tcp_sacktag_write_queue`: tag SACKed segments, detect D-SACK and
+    /// reordering. Work is proportional to the segments the blocks cover.
+    fn sacktag(&mut self, now: Instant, seg: &SegmentRepr, prior_snd_una: SeqNum) -> SackState {
+        let _ = now;
+        let mut st = SackState {
+            reord: self.snd_nxt,
+            first_sackt: None,
+            last_sackt: None,
+            flag: 0,
+            sack_delivered: 0,
+        };
+        let blocks = seg.options.sack_blocks();
+        if blocks.is_empty() || self.rtx.is_empty() && !blocks[0].start.before(seg.ack) {
+            // Nothing outstanding to tag, but a D-SACK can still count.
+        }
+        let found_dup_sack = self.check_dsack(seg, prior_snd_una);
+        if found_dup_sack {
+            st.flag |= FLAG_DSACKING_ACK;
+        }
+
+        for (i, b) in blocks.iter().enumerate() {
+            let dup_sack = found_dup_sack && i == 0;
+            // tcp_is_sackblock_valid
+            if !self.sackblock_valid(dup_sack, b.start, b.end) {
+                continue;
+            }
+            // Only the part above snd_una tags segments.
+            let start = b.start.max(self.snd_una);
+            let end = b.end;
+            if !end.after(start) {
+                continue;
+            }
+            let mut idx = self.rtx.index_after(start);
+            while let Some(skb) = self.rtx.get(idx) {
+                if !skb.end_seq.before_eq(end) {
+                    break;
+                }
+                // Only whole segments are tagged (the model never needs
+                // tcp_match_skb_to_sack's fragmentation: segments are
+                // MSS-sized and blocks are built from them).
+                if skb.seq.after_eq(start) {
+                    let (seq, end_seq, sacked, xmit) = (skb.seq, skb.end_seq, skb.sacked, skb.xmit_time);
+                    let new = self.sacktag_one(&mut st, sacked, seq, end_seq, dup_sack, xmit);
+                    if let Some(s) = self.rtx.get_mut(idx) {
+                        s.sacked = new;
+                    }
+                }
+                idx += 1;
+            }
+        }
+        // tcp_check_sack_reordering, unless an RTO threw away the SACK state.
+        if self.tp.ca_state != crate::cc::CaState::Loss || self.undo_marker.is_some() {
+            self.check_sack_reordering(st.reord, false);
+        }
+        st
+    }
+
+    /// `tcp_is_sackblock_valid`: reject blocks outside what was sent.
+    fn sackblock_valid(&self, is_dsack: bool, start: SeqNum, end: SeqNum) -> bool {
+        if !end.after(start) || end.after(self.snd_nxt) {
+            return false;
+        }
+        if start.after_eq(self.snd_una) {
+            return true;
+        }
+        if !is_dsack || self.undo_marker.is_none() {
+            return false;
+        }
+        // A D-SACK below snd_una must be above undo_marker and within a window.
+        let undo = self.undo_marker.unwrap_or(self.snd_una);
+        if !end.after(undo) {
+            return false;
+        }
+        if start.after_eq(undo) {
+            return true;
+        }
+        !start.before(end - self.max_window.max(1))
+    }
+
+    /// `tcp_check_dsack`: is the first block a D-SACK (RFC 2883)?
+    fn check_dsack(&mut self, seg: &SegmentRepr, prior_snd_una: SeqNum) -> bool {
+        let blocks = seg.options.sack_blocks();
+        let Some(first) = blocks.first() else { return false };
+        let dup = if first.start.before(seg.ack) {
+            self.tp.mib.inc(Mib::TcpExtTCPDSACKRecv);
+            true
+        } else if blocks.len() > 1 {
+            let second = blocks[1];
+            if first.end.before_eq(second.end) && first.start.after_eq(second.start) {
+                self.tp.mib.inc(Mib::TcpExtTCPDSACKOfoRecv);
+                true
+            } else {
+                false
+            }
+        } else {
+            false
+        };
+        if !dup || !self.cfg.tcp_dsack {
+            return false;
+        }
+        // A D-SACK of something below snd_una undoes one retransmission.
+        if let Some(undo) = self.undo_marker {
+            if self.undo_retrans > 0 && first.end.before_eq(prior_snd_una) && first.end.after(undo) {
+                let segs = (first.end - first.start).div_ceil(self.tp.mss_cache.max(1)).max(1) as i32;
+                self.undo_retrans = (self.undo_retrans - segs).max(0);
+            }
+        }
+        true
+    }
+
+    /// `tcp_sacktag_one`: the per-segment scoreboard update.
+    fn sacktag_one(
+        &mut self,
+        st: &mut SackState,
+        mut sacked: u8,
+        start_seq: SeqNum,
+        end_seq: SeqNum,
+        dup_sack: bool,
+        xmit_time: Instant,
+    ) -> u8 {
+        // A D-SACK for a retransmitted segment: one spurious retransmission.
+        if dup_sack && sacked & RETRANS != 0 {
+            if let Some(undo) = self.undo_marker {
+                if self.undo_retrans > 0 && end_seq.after(undo) {
+                    self.undo_retrans -= 1;
+                }
+            }
+            if sacked & SACKED_ACKED != 0 && start_seq.before(st.reord) {
+                st.reord = start_seq;
+            }
+        }
+        if !end_seq.after(self.snd_una) {
+            return sacked;
+        }
+        if sacked & SACKED_ACKED == 0 {
+            self.rack_advance(sacked, end_seq, xmit_time);
+            if sacked & SACKED_RETRANS != 0 {
+                // A retransmission was SACKed: it is out of the network.
+                if sacked & LOST != 0 {
+                    sacked &= !(LOST | SACKED_RETRANS);
+                    self.lost_out = self.lost_out.saturating_sub(1);
+                    self.retrans_out = self.retrans_out.saturating_sub(1);
+                }
+            } else {
+                if sacked & RETRANS == 0 {
+                    // A never-retransmitted segment SACKed below the
+                    // highest SACK: it was reordered.
+                    if start_seq.before(self.highest_sack_seq()) && start_seq.before(st.reord) {
+                        st.reord = start_seq;
+                    }
+                    if !end_seq.after(self.high_seq) {
+                        st.flag |= FLAG_ORIG_SACK_ACKED;
+                    }
+                    if st.first_sackt.is_none() {
+                        st.first_sackt = Some(xmit_time);
+                    }
+                    st.last_sackt = Some(xmit_time);
+                }
+                if sacked & LOST != 0 {
+                    sacked &= !LOST;
+                    self.lost_out = self.lost_out.saturating_sub(1);
+                }
+            }
+            sacked |= SACKED_ACKED;
+            st.flag |= FLAG_DATA_SACKED;
+            self.sacked_out += 1;
+            st.sack_delivered += 1;
+            // Keep the lost-marking cursor's SACK count consistent.
+            if let Some((hint_seq, cnt)) = self.lost_hint {
+                if start_seq.before(hint_seq) {
+                    self.lost_hint = Some((hint_seq, cnt + 1));
+                }
+            }
+            if self.sacked_out == 1 || end_seq.after(self.highest_sack_end) {
+                self.highest_sack_end = end_seq;
+            }
+        }
+        // D-SACK of a retransmission we still count in flight: it left.
+        if dup_sack && sacked & SACKED_RETRANS != 0 {
+            sacked &= !SACKED_RETRANS;
+            self.retrans_out = self.retrans_out.saturating_sub(1);
+        }
+        sacked
+    }
+
+    /// `tcp_rack_advance` (tcp_recovery.c): remember the most recently
+    /// sent segment known delivered. A retransmission is skipped when its
+    /// RTT is shorter than min_rtt (the ACK may be for the original).
+    pub(super) fn rack_advance(&mut self, sacked: u8, end_seq: SeqNum, xmit_time: Instant) {
+        let rtt_us = self.tp.now.saturating_since(xmit_time).as_micros() as u32;
+        if sacked & RETRANS != 0 && rtt_us < self.min_rtt.get() {
+            return;
+        }
+        let newer = xmit_time > self.rack.mstamp || (xmit_time == self.rack.mstamp && end_seq.after(self.rack.end_seq));
+        if newer {
+            self.rack.rtt_us = rtt_us;
+            self.rack.mstamp = xmit_time;
+            self.rack.end_seq = end_seq;
+        }
+    }
+
+    /// `tcp_check_sack_reordering` (≥4.15): a hole below the highest SACK
+    /// was filled by an original transmission; raise `reordering` to the
+    /// distance in packets, capped by tcp_max_reordering.
+    pub(super) fn check_sack_reordering(&mut self, low_seq: SeqNum, ts: bool) {
+        let fack = self.highest_sack_seq();
+        if !low_seq.before(fack) {
+            return;
+        }
+        let mss = self.tp.mss_cache.max(1);
+        let metric = fack - low_seq;
+        if metric > self.reordering.saturating_mul(mss) {
+            self.reordering = metric.div_ceil(mss).min(self.cfg.tcp_max_reordering);
+        }
+        self.reord_seen += 1;
+        self.tp.mib.inc(if ts { Mib::TcpExtTCPTSReorder } else { Mib::TcpExtTCPSACKReorder });
+    }
+
+    // ------------------------------------------------------------------
+    // tcp_clean_rtx_queue
+    // ------------------------------------------------------------------
+
+    /// `tcp_clean_rtx_queue`: drop cumulatively acknowledged segments,
+    /// take the RTT sample, detect reordering, call `pkts_acked`.
+    fn tcp_clean_rtx_queue(
+        &mut self,
+        now: Instant,
+        prior_fack: SeqNum,
+        prior_snd_una: SeqNum,
+        sack: &mut SackState,
+        flag: &mut u32,
+        seg: &SegmentRepr,
+    ) {
+        let mut first_ackt: Option<Instant> = None;
+        let mut last_ackt: Option<Instant> = None;
+        let mut reord = self.snd_nxt;
+        let mut pkts_acked = 0u32;
+        let ece = *flag & FLAG_ECE != 0;
+        let una = self.snd_una;
+
+        while let Some(head) = self.rtx.head() {
+            if !head.end_seq.before_eq(una) {
+                // Partially acknowledged (only after MSS changes): trim.
+                if head.seq.before(una) {
+                    self.rtx.trim_head(una);
+                }
+                break;
+            }
+            let skb = match self.rtx.pop_head() {
+                Some(s) => s,
+                None => break,
+            };
+            let sacked = skb.sacked;
+            if sacked & RETRANS != 0 {
+                if sacked & SACKED_RETRANS != 0 {
+                    self.retrans_out = self.retrans_out.saturating_sub(1);
+                }
+                *flag |= FLAG_RETRANS_DATA_ACKED;
+            } else if sacked & SACKED_ACKED == 0 {
+                last_ackt = Some(skb.xmit_time);
+                if first_ackt.is_none() {
+                    first_ackt = Some(skb.xmit_time);
+                }
+                if skb.seq.before(reord) {
+                    reord = skb.seq;
+                }
+                if !skb.end_seq.after(self.high_seq) {
+                    *flag |= FLAG_ORIG_SACK_ACKED;
+                }
+            }
+            if sacked & SACKED_ACKED != 0 {
+                self.sacked_out = self.sacked_out.saturating_sub(1);
+            } else if self.sack_ok {
+                self.count_delivered(1, ece);
+                self.rack_advance(sacked, skb.end_seq, skb.xmit_time);
+            }
+            if sacked & LOST != 0 {
+                self.lost_out = self.lost_out.saturating_sub(1);
+            }
+            self.packets_out = self.packets_out.saturating_sub(1);
+            pkts_acked += 1;
+            if skb.syn {
+                *flag |= FLAG_SYN_ACKED;
+            } else {
+                *flag |= FLAG_DATA_ACKED;
+            }
+            if let Some((hint, _)) = self.lost_hint {
+                if !hint.after(skb.seq) {
+                    self.lost_hint = None;
+                }
+            }
+        }
+        if self.retransmit_hint.before(self.snd_una) {
+            self.retransmit_hint = self.snd_una;
+        }
+        if self.rtx.head().is_some_and(|h| h.is(SACKED_ACKED)) {
+            *flag |= FLAG_SACK_RENEGING;
+        }
+
+        let us = |t: Option<Instant>| t.map(|t| now.saturating_since(t).as_micros() as i64).unwrap_or(-1);
+        let mut seq_rtt_us = us(first_ackt);
+        let mut ca_rtt_us = us(last_ackt);
+        let mut sack_rtt_us = -1;
+        if sack.first_sackt.is_some() {
+            sack_rtt_us = us(sack.first_sackt);
+            ca_rtt_us = us(sack.last_sackt);
+        }
+        // Karn: no sequence RTT when retransmitted data was acknowledged.
+        if *flag & FLAG_RETRANS_DATA_ACKED != 0 {
+            seq_rtt_us = -1;
+            if sack.first_sackt.is_none() {
+                ca_rtt_us = -1;
+            }
+        }
+        let (rtt_update, rs_rtt_us) = self.ack_update_rtt(*flag, seq_rtt_us, sack_rtt_us, ca_rtt_us);
+
+        if *flag & FLAG_ACKED != 0 {
+            *flag |= FLAG_SET_XMIT_TIMER;
+            if !self.sack_ok {
+                self.remove_reno_sacks(pkts_acked, ece);
+            } else if reord.before(prior_fack) {
+                // A non-retransmitted hole got filled: reordering.
+                self.check_sack_reordering(reord, false);
+            }
+        } else if rtt_update && sack_rtt_us >= 0 {
+            // Re-arm the RTO only if the SACK RTT is measured from data
+            // sent before the head.
+            if let Some(h) = self.rtx.head() {
+                if sack_rtt_us > now.saturating_since(h.xmit_time).as_micros() as i64 {
+                    *flag |= FLAG_SET_XMIT_TIMER;
+                }
+            }
+        }
+        let _ = (prior_snd_una, seg);
+
+        self.sync_ca_ctx();
+        let sample = AckSample { pkts_acked, rtt_us: rs_rtt_us, in_flight: self.packets_in_flight() };
+        self.cc.pkts_acked(&mut self.tp, &sample);
+    }
+
+    /// `tcp_ack_update_rtt`: choose the RTT sample (sequence, then SACK,
+    /// then timestamp), feed the estimator and min_rtt, reset backoff.
+    /// Returns whether the estimator was updated and the ca RTT (`rs->rtt_us`).
+    fn ack_update_rtt(&mut self, flag: u32, mut seq_rtt_us: i64, sack_rtt_us: i64, mut ca_rtt_us: i64) -> (bool, i64) {
+        if seq_rtt_us < 0 {
+            seq_rtt_us = sack_rtt_us;
+        }
+        if seq_rtt_us < 0 && flag & FLAG_ACKED != 0 {
+            if let Some(ecr) = self.rcv_tsecr.filter(|e| *e != 0) {
+                let delta = self.ts_now().wrapping_sub(ecr);
+                if delta < (i32::MAX as u32) / 1000 {
+                    seq_rtt_us = delta.max(1) as i64 * 1000;
+                    ca_rtt_us = seq_rtt_us;
+                }
+            }
+        }
+        if seq_rtt_us < 0 {
+            return (false, ca_rtt_us);
+        }
+        let sample = ca_rtt_us.max(0) as u32;
+        self.min_rtt.update(self.tp.jiffies, sample, flag, self.cfg.tcp_min_rtt_wlen, self.cfg.hz);
+        self.rtt.estimate(seq_rtt_us, self.snd_una, self.snd_nxt);
+        self.icsk_backoff = 0;
+        (true, ca_rtt_us)
+    }
+
+    // ------------------------------------------------------------------
+    // Reno (no SACK) duplicate-ACK accounting
+    // ------------------------------------------------------------------
+
+    /// `tcp_add_reno_sack`: without SACK, each duplicate ACK stands for
+    /// one packet that left the network.
+    pub(super) fn add_reno_sack(&mut self, num_dupack: u32, ece: bool) {
+        if num_dupack == 0 {
+            return;
+        }
+        let prior_sacked = self.sacked_out;
+        self.sacked_out += num_dupack;
+        self.check_reno_reordering(0);
+        let delivered = self.sacked_out.saturating_sub(prior_sacked);
+        if delivered > 0 {
+            self.count_delivered(delivered, ece);
+        }
+    }
+
+    /// `tcp_remove_reno_sacks`: one cumulatively acked packet filled the
+    /// hole; the rest were already counted by duplicate ACKs.
+    fn remove_reno_sacks(&mut self, acked: u32, ece: bool) {
+        if acked > 0 {
+            self.count_delivered(acked.saturating_sub(self.sacked_out).max(1), ece);
+            self.sacked_out = self.sacked_out.saturating_sub(acked - 1);
+        }
+        self.check_reno_reordering(acked);
+    }
+
+    /// `tcp_reset_reno_sack`.
+    pub(super) fn reset_reno_sack(&mut self) {
+        self.sacked_out = 0;
+    }
+
+    /// `tcp_check_reno_reordering` / `tcp_limit_reno_sacked`: more
+    /// duplicate ACKs than holes can explain means reordering.
+    fn check_reno_reordering(&mut self, addend: u32) {
+        let holes = self.lost_out.max(1).min(self.packets_out);
+        if self.sacked_out + holes <= self.packets_out {
+            return;
+        }
+        self.sacked_out = self.packets_out - holes;
+        self.reordering = (self.packets_out + addend).min(self.cfg.tcp_max_reordering);
+        self.reord_seen += 1;
+        self.tp.mib.inc(Mib::TcpExtTCPRenoReorder);
+    }
+
+    /// Marks `EVER_RETRANS`-aware helper: any retransmission outstanding or
+    /// the head was ever retransmitted (`tcp_any_retrans_done`).
+    pub(super) fn any_retrans_done(&self) -> bool {
+        self.retrans_out > 0 || self.rtx.head().is_some_and(|h| h.is(EVER_RETRANS))
+    }
+}

@@ -1,0 +1,816 @@
+//! One TCP endpoint: Linux's `struct tcp_sock` and the code that drives it
+//! (net/ipv4/tcp_input.c, tcp_output.c, tcp_timer.c), as a sans-IO state
+//! machine.
+//!
+//! # Calling protocol
+//!
+//! Like quinn-proto's `Connection`, this type never reads a clock and never
+//! does I/O. The driver (simulator, packetdrill interpreter, test):
+//!
+//! 1. feeds inputs: [`handle_segment`](Connection::handle_segment) for every
+//!    segment addressed to this endpoint, [`handle_timeout`](Connection::handle_timeout)
+//!    once [`poll_timeout`](Connection::poll_timeout) has passed, and the
+//!    application calls [`write`](Connection::write), [`read`](Connection::read),
+//!    [`close`](Connection::close);
+//! 2. after every input, calls [`poll_transmit`](Connection::poll_transmit)
+//!    until it returns `None`, sending each segment;
+//! 3. re-reads [`poll_timeout`](Connection::poll_timeout).
+//!
+//! `now` must never go backwards. A `handle_timeout` before any deadline is
+//! a no-op.
+//!
+//! # Layout
+//!
+//! - `input`: `tcp_ack` and its helpers (window update, SACK tagging,
+//!   cleaning the retransmit queue, RTT samples).
+//! - `recovery`: the ca_state machine (`tcp_fastretrans_alert`), PRR
+//!   reduction, undo, RTO recovery (`tcp_enter_loss`).
+//! - `output`: what to send next (`tcp_write_xmit`,
+//!   `tcp_xmit_retransmit_queue`, ACKs) and segment building.
+//! - `receiver`: the receive half (delayed ACK, out-of-order queue, SACK
+//!   generation).
+//! - `rtx_queue`, `timer`: data structures.
+
+mod input;
+mod output;
+#[path = "receiver_stub.rs"]
+mod receiver;
+mod recovery;
+mod rtx_queue;
+mod timer;
+
+use crate::cc::{AnyCc, CaCtx, CaEvent, CaState, CongestionOps, TCP_INFINITE_SSTHRESH};
+use crate::config::TcpConfig;
+use crate::counters::{Counters, Mib};
+use crate::minmax::MinRttFilter;
+use crate::rtt::RttEstimator;
+use crate::time::{Duration, Instant};
+use receiver::Receiver;
+use rtx_queue::RtxQueue;
+use tcplab_wire::{SegmentRepr, SeqNum, TcpFlags};
+use timer::{Timer, TimerTable};
+
+/// RFC 793 connection states (Linux `TCP_*`, include/net/tcp_states.h).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum TcpState {
+    Closed,
+    Listen,
+    SynSent,
+    SynReceived,
+    Established,
+    FinWait1,
+    FinWait2,
+    CloseWait,
+    Closing,
+    LastAck,
+    TimeWait,
+}
+
+impl TcpState {
+    /// States in which data may be sent (`TCPF_ESTABLISHED | TCPF_CLOSE_WAIT`).
+    fn can_send_data(self) -> bool {
+        matches!(self, TcpState::Established | TcpState::CloseWait)
+    }
+    /// States after the handshake, before the connection is gone.
+    fn synchronized(self) -> bool {
+        !matches!(self, TcpState::Closed | TcpState::Listen | TcpState::SynSent | TcpState::SynReceived)
+    }
+}
+
+/// A `struct tcp_info` snapshot (include/uapi/linux/tcp.h): the fields the
+/// model maintains. Times in µs, as the kernel reports them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct TcpInfo {
+    pub ca_state: CaState,
+    pub snd_cwnd: u32,
+    pub snd_ssthresh: u32,
+    pub rto_us: u32,
+    pub rtt_us: u32,
+    pub rttvar_us: u32,
+    pub min_rtt_us: u32,
+    pub reordering: u32,
+    /// `packets_out`.
+    pub unacked: u32,
+    pub sacked: u32,
+    pub lost: u32,
+    /// `retrans_out`.
+    pub retrans: u32,
+    pub total_retrans: u32,
+    pub delivered: u32,
+    pub delivered_ce: u32,
+    pub snd_mss: u32,
+    pub rcv_mss: u32,
+    pub backoff: u8,
+    /// Bytes per second.
+    pub pacing_rate: u64,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    pub reord_seen: u32,
+    pub snd_wnd: u32,
+    pub rcv_wnd: u32,
+    pub data_segs_out: u32,
+}
+
+/// What `tcp_fastretrans_alert` asked `tcp_xmit_recovery` to send
+/// (`REXMIT_*`, tcp_input.c).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+enum Rexmit {
+    #[default]
+    None,
+    /// Retransmit packets marked lost.
+    Lost,
+    /// F-RTO: send new data first.
+    New,
+}
+
+/// ECN state of the sending half (`tp->ecn_flags`, include/net/tcp.h).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+struct EcnFlags {
+    /// `TCP_ECN_OK`: negotiated.
+    ok: bool,
+    /// `TCP_ECN_QUEUE_CWR`: put CWR on the next new data segment.
+    queue_cwr: bool,
+}
+
+/// The minimum RACK state that non-RACK code in Linux still reads
+/// (`tp->rack`, updated by `tcp_rack_advance`, tcp_recovery.c): the send
+/// time and RTT of the most recently sent segment known delivered.
+#[derive(Clone, Copy, Debug, Default)]
+struct Rack {
+    mstamp: Instant,
+    rtt_us: u32,
+    end_seq: SeqNum,
+}
+
+/// One TCP endpoint. See the module docs for the calling protocol.
+pub struct Connection {
+    cfg: TcpConfig,
+    state: TcpState,
+    local_port: u16,
+    remote_port: u16,
+
+    // ---- negotiated at the handshake ----
+    iss: SeqNum,
+    sack_ok: bool,
+    tstamp_ok: bool,
+    /// Peer's window shift (`rx_opt.snd_wscale`).
+    snd_wscale: u8,
+    /// Peer's MSS option (`rx_opt.mss_clamp`).
+    mss_clamp: u32,
+    ecn: EcnFlags,
+    /// We asked for ECN on our SYN.
+    ecn_requested: bool,
+    /// TCP timestamp clock offset (`tp->tsoffset`).
+    ts_offset: u32,
+
+    // ---- send sequence space ----
+    snd_una: SeqNum,
+    snd_nxt: SeqNum,
+    /// End of the data the application wrote (`write_seq`).
+    write_seq: SeqNum,
+    /// The application closed; a FIN follows the data.
+    fin_queued: bool,
+    snd_wnd: u32,
+    snd_wl1: SeqNum,
+    max_window: u32,
+    /// `sk_sndbuf`, bytes (payload accounting; see docs/linux-differences.md).
+    sk_sndbuf: u32,
+
+    // ---- congestion control ----
+    tp: CaCtx,
+    cc: AnyCc,
+
+    // ---- loss recovery (tcp_sock) ----
+    rtx: RtxQueue,
+    packets_out: u32,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    total_retrans: u32,
+    /// `tp->lost`: packets ever marked lost.
+    lost: u32,
+    reordering: u32,
+    reord_seen: u32,
+    high_seq: SeqNum,
+    /// `undo_marker`, `None` when 0 in Linux.
+    undo_marker: Option<SeqNum>,
+    undo_retrans: i32,
+    prior_ssthresh: u32,
+    /// `retrans_stamp` in TCP timestamp units; 0 = none.
+    retrans_stamp: u32,
+    prr_delivered: u32,
+    prr_out: u32,
+    /// End of the highest SACKed segment (`tcp_highest_sack_seq`).
+    highest_sack_end: SeqNum,
+    /// `lost_skb_hint` (as a sequence number) and `lost_cnt_hint`.
+    lost_hint: Option<(SeqNum, u32)>,
+    /// Nothing below this may need retransmission (`retransmit_skb_hint`).
+    retransmit_hint: SeqNum,
+    frto: bool,
+    rexmit: Rexmit,
+    /// The RTO handler retransmits the head outside tcp_xmit_retransmit_queue.
+    rto_head_pending: bool,
+    rack: Rack,
+    /// `is_cwnd_limited` bookkeeping of tcp_cwnd_validate.
+    cwnd_usage_seq: SeqNum,
+    snd_cwnd_used: u32,
+    snd_cwnd_stamp: u32,
+
+    // ---- RTT / RTO ----
+    rtt: RttEstimator,
+    min_rtt: MinRttFilter,
+    icsk_backoff: u8,
+    icsk_retransmits: u32,
+    /// TSecr of the segment being processed, when it carried timestamps.
+    rcv_tsecr: Option<u32>,
+
+    timers: TimerTable,
+    rcv: Receiver,
+
+    // ---- pending control segments ----
+    syn_pending: bool,
+    ack_pending: bool,
+    rst_pending: Option<SegmentRepr>,
+
+    bytes_acked: u64,
+    data_segs_out: u32,
+    /// `TCP_NODELAY`: no Nagle.
+    nodelay: bool,
+    /// End of the last sub-MSS segment sent (`snd_sml`, Minshall's Nagle).
+    snd_sml: SeqNum,
+    /// The application found the send buffer full (`SOCK_NOSPACE`).
+    app_nospace: bool,
+}
+
+impl Connection {
+    fn new(cfg: &TcpConfig, local_port: u16, remote_port: u16, iss: SeqNum, state: TcpState) -> Connection {
+        let mut tp = CaCtx {
+            snd_cwnd: cfg.initcwnd.max(1),
+            hz: cfg.hz,
+            mss_cache: cfg.advmss().saturating_sub(if cfg.tcp_timestamps { 12 } else { 0 }).max(1),
+            ..CaCtx::default()
+        };
+        tp.snd_una = iss;
+        tp.snd_nxt = iss;
+        let cc = AnyCc::new(&cfg.congestion_control);
+        Connection {
+            cfg: cfg.clone(),
+            state,
+            local_port,
+            remote_port,
+            iss,
+            sack_ok: false,
+            tstamp_ok: false,
+            snd_wscale: 0,
+            mss_clamp: 536,
+            ecn: EcnFlags::default(),
+            ecn_requested: false,
+            ts_offset: iss.0.rotate_left(13) | 1,
+            snd_una: iss,
+            snd_nxt: iss,
+            write_seq: iss + 1,
+            fin_queued: false,
+            snd_wnd: 0,
+            snd_wl1: SeqNum(0),
+            max_window: 0,
+            sk_sndbuf: if cfg.so_sndbuf > 0 { cfg.so_sndbuf.saturating_mul(2) } else { cfg.tcp_wmem[1] },
+            tp,
+            cc,
+            rtx: RtxQueue::with_capacity(64),
+            packets_out: 0,
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            total_retrans: 0,
+            lost: 0,
+            reordering: cfg.tcp_reordering.max(1),
+            reord_seen: 0,
+            high_seq: iss,
+            undo_marker: None,
+            undo_retrans: 0,
+            prior_ssthresh: 0,
+            retrans_stamp: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            highest_sack_end: iss,
+            lost_hint: None,
+            retransmit_hint: iss,
+            frto: false,
+            rexmit: Rexmit::None,
+            rto_head_pending: false,
+            rack: Rack::default(),
+            cwnd_usage_seq: iss,
+            snd_cwnd_used: 0,
+            snd_cwnd_stamp: 0,
+            rtt: RttEstimator::new(cfg.hz, cfg.tcp_rto_min_us),
+            min_rtt: MinRttFilter::new(Instant::ZERO.jiffies32(cfg.hz)),
+            icsk_backoff: 0,
+            icsk_retransmits: 0,
+            rcv_tsecr: None,
+            timers: TimerTable::default(),
+            rcv: Receiver::new(cfg),
+            syn_pending: false,
+            ack_pending: false,
+            rst_pending: None,
+            bytes_acked: 0,
+            data_segs_out: 0,
+            nodelay: false,
+            snd_sml: iss,
+            app_nospace: false,
+        }
+    }
+
+    /// Active open (`tcp_v4_connect` → `tcp_connect`): the SYN is ready for
+    /// [`poll_transmit`](Self::poll_transmit).
+    pub fn client(cfg: &TcpConfig, local_port: u16, remote_port: u16, iss: SeqNum, now: Instant) -> Connection {
+        let mut c = Connection::new(cfg, local_port, remote_port, iss, TcpState::SynSent);
+        c.tp.now = now;
+        // tcp_ecn_send_syn: ask for ECN when the sysctl says so or the
+        // congestion control needs it.
+        c.ecn_requested = cfg.tcp_ecn == 1 || c.cc.needs_ecn();
+        c.syn_pending = true;
+        c.tp.mib.inc(Mib::TcpActiveOpens);
+        c
+    }
+
+    /// Passive open for one expected peer: LISTEN until its SYN arrives.
+    pub fn server(cfg: &TcpConfig, local_port: u16, remote_port: u16, iss: SeqNum) -> Connection {
+        Connection::new(cfg, local_port, remote_port, iss, TcpState::Listen)
+    }
+
+    // ------------------------------------------------------------------
+    // Getters
+    // ------------------------------------------------------------------
+
+    pub fn state(&self) -> TcpState {
+        self.state
+    }
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    pub fn counters(&self) -> &Counters {
+        &self.tp.mib
+    }
+    pub fn local_port(&self) -> u16 {
+        self.local_port
+    }
+    pub fn remote_port(&self) -> u16 {
+        self.remote_port
+    }
+    /// `sk_pacing_rate`, bytes per second (0 until an RTT is known).
+    pub fn pacing_rate(&self) -> u64 {
+        self.tp.pacing_rate
+    }
+    pub fn ca_state(&self) -> CaState {
+        self.tp.ca_state
+    }
+    /// `tcp_packets_in_flight()`: packets_out − (sacked_out + lost_out) + retrans_out.
+    pub fn packets_in_flight(&self) -> u32 {
+        (self.packets_out + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+
+    /// `tcp_get_info()`.
+    pub fn info(&self) -> TcpInfo {
+        TcpInfo {
+            ca_state: self.tp.ca_state,
+            snd_cwnd: self.tp.snd_cwnd,
+            snd_ssthresh: self.tp.snd_ssthresh,
+            rto_us: self.rtt.rto().as_micros() as u32,
+            rtt_us: self.rtt.srtt_us() >> 3,
+            rttvar_us: self.rtt.mdev_us() >> 2,
+            min_rtt_us: self.min_rtt.get(),
+            reordering: self.reordering,
+            unacked: self.packets_out,
+            sacked: self.sacked_out,
+            lost: self.lost_out,
+            retrans: self.retrans_out,
+            total_retrans: self.total_retrans,
+            delivered: self.tp.delivered,
+            delivered_ce: self.tp.delivered_ce,
+            snd_mss: self.tp.mss_cache,
+            rcv_mss: self.rcv.rcv_mss(),
+            backoff: self.icsk_backoff,
+            pacing_rate: self.tp.pacing_rate,
+            bytes_acked: self.bytes_acked,
+            bytes_received: self.rcv.bytes_received(),
+            reord_seen: self.reord_seen,
+            snd_wnd: self.snd_wnd,
+            rcv_wnd: self.rcv.rcv_wnd(),
+            data_segs_out: self.data_segs_out,
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Application interface
+    // ------------------------------------------------------------------
+
+    /// Payload bytes the send buffer can still take (`sk_stream_wspace`,
+    /// counted in payload bytes).
+    pub fn send_space(&self) -> u64 {
+        if !(self.state.can_send_data() || matches!(self.state, TcpState::SynSent | TcpState::SynReceived))
+            || self.fin_queued
+        {
+            return 0;
+        }
+        let queued = self.write_seq - self.snd_una;
+        (self.sk_sndbuf as u64).saturating_sub(queued as u64)
+    }
+
+    /// Queues `bytes` of (virtual) application data; returns how many fit.
+    pub fn write(&mut self, bytes: u64) -> u64 {
+        let n = bytes.min(self.send_space()).min(u32::MAX as u64 / 4) as u32;
+        self.app_nospace = (n as u64) < bytes;
+        if n > 0 {
+            self.slow_start_after_idle_check();
+            self.write_seq += n;
+        }
+        n as u64
+    }
+
+    /// `setsockopt(TCP_NODELAY)`.
+    pub fn set_nodelay(&mut self, on: bool) {
+        self.nodelay = on;
+    }
+
+    /// In-order bytes ready for the application.
+    pub fn readable(&self) -> u64 {
+        self.rcv.readable()
+    }
+
+    /// Consumes up to `max` readable bytes.
+    pub fn read(&mut self, max: u64) -> u64 {
+        let n = self.rcv.read(max);
+        if n > 0 && self.rcv.window_update_due() {
+            // tcp_cleanup_rbuf: announce a window that grew a lot.
+            self.ack_pending = true;
+        }
+        n
+    }
+
+    /// The peer sent FIN and all data before it was read.
+    pub fn read_closed(&self) -> bool {
+        self.rcv.fin_received() && self.rcv.readable() == 0
+    }
+
+    /// `tcp_close` / `shutdown(SHUT_WR)`: a FIN follows the queued data.
+    pub fn close(&mut self) {
+        match self.state {
+            TcpState::Listen | TcpState::SynSent => {
+                self.state = TcpState::Closed;
+                self.timers.clear();
+            }
+            TcpState::SynReceived | TcpState::Established => {
+                self.fin_queued = true;
+                self.state = TcpState::FinWait1;
+            }
+            TcpState::CloseWait => {
+                self.fin_queued = true;
+                self.state = TcpState::LastAck;
+            }
+            _ => {}
+        }
+    }
+
+    /// All data and the FIN were acknowledged, or the connection is gone.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.state, TcpState::Closed | TcpState::TimeWait)
+    }
+
+    /// Bytes the peer has cumulatively acknowledged.
+    pub fn bytes_acked(&self) -> u64 {
+        self.bytes_acked
+    }
+
+    // ------------------------------------------------------------------
+    // Timers
+    // ------------------------------------------------------------------
+
+    /// The earliest deadline at which [`handle_timeout`](Self::handle_timeout)
+    /// must be called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match (self.timers.next(), self.rcv.delack_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Runs every timer whose deadline is at or before `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.set_now(now);
+        if let Some(d) = self.rcv.delack_deadline() {
+            if d <= now && self.rcv.on_delack_timer(now, &mut self.tp.mib) {
+                self.ack_pending = true;
+            }
+        }
+        for t in Timer::VALUES {
+            if self.timers.get(t).is_some_and(|d| d <= now) {
+                self.timers.stop(t);
+                match t {
+                    Timer::Retrans => self.retransmit_timer(now),
+                    Timer::Probe0 => self.probe_timer(now),
+                    // Armed only by RACK-TLP, which this model adds later.
+                    Timer::LossProbe | Timer::ReoTimeout => {}
+                }
+            }
+        }
+    }
+
+    /// `tcp_probe_timer`: the peer's window is zero; the next
+    /// `poll_transmit` sends one byte beyond it.
+    fn probe_timer(&mut self, now: Instant) {
+        if self.packets_out > 0 || self.unsent_bytes() == 0 || self.snd_wnd > 0 {
+            return;
+        }
+        self.ack_pending = true;
+        self.icsk_backoff = self.icsk_backoff.saturating_add(1);
+        let when = self.rtt.rto_backed_off(self.icsk_backoff);
+        self.timers.set_xmit(Timer::Probe0, now + when);
+    }
+
+    fn set_now(&mut self, now: Instant) {
+        self.tp.now = now;
+        self.tp.jiffies = now.jiffies32(self.cfg.hz);
+    }
+
+    /// TCP timestamp clock (`tcp_time_stamp_ts`, ms) including `tsoffset`.
+    fn ts_now(&self) -> u32 {
+        (self.tp.now.as_millis() as u32).wrapping_add(self.ts_offset)
+    }
+
+    // ------------------------------------------------------------------
+    // Segment arrival (tcp_v4_rcv → tcp_rcv_state_process)
+    // ------------------------------------------------------------------
+
+    /// Processes one segment addressed to this endpoint.
+    pub fn handle_segment(&mut self, now: Instant, seg: &SegmentRepr) {
+        self.set_now(now);
+        self.tp.mib.inc(Mib::TcpInSegs);
+        self.rcv_tsecr = if self.tstamp_ok || self.state == TcpState::SynSent || self.state == TcpState::Listen {
+            seg.options.timestamp.map(|(_, ecr)| ecr)
+        } else {
+            None
+        };
+        match self.state {
+            TcpState::Closed | TcpState::TimeWait => self.reset_unexpected(seg),
+            TcpState::Listen => self.rcv_listen(seg),
+            TcpState::SynSent => self.rcv_synsent(now, seg),
+            _ => self.rcv_synchronized(now, seg),
+        }
+    }
+
+    /// `tcp_v4_send_reset`: answer a segment that makes no sense here.
+    fn reset_unexpected(&mut self, seg: &SegmentRepr) {
+        if seg.flags.rst() {
+            return;
+        }
+        let mut rst = SegmentRepr { src_port: self.local_port, dst_port: self.remote_port, ..Default::default() };
+        if seg.flags.ack() {
+            rst.seq = seg.ack;
+            rst.flags = TcpFlags::RST;
+        } else {
+            rst.ack = seg.seq + seg.seq_len();
+            rst.flags = TcpFlags::RST | TcpFlags::ACK;
+        }
+        self.rst_pending = Some(rst);
+        self.tp.mib.inc(Mib::TcpOutRsts);
+    }
+
+    /// LISTEN: a SYN creates the connection (`tcp_conn_request`).
+    fn rcv_listen(&mut self, seg: &SegmentRepr) {
+        if seg.flags.rst() {
+            return;
+        }
+        if seg.flags.ack() || !seg.flags.syn() {
+            self.reset_unexpected(seg);
+            return;
+        }
+        self.negotiate(seg);
+        // tcp_ecn_create_request: the peer asked (ECE+CWR on a non-ECT
+        // SYN) and we allow it.
+        let asked = seg.flags.ece() && seg.flags.cwr() && !seg.ecn.is_ect();
+        self.ecn.ok = asked && (self.cfg.tcp_ecn != 0 || self.cc.needs_ecn());
+        self.snd_wnd = seg.window as u32;
+        self.max_window = self.snd_wnd;
+        self.snd_wl1 = seg.seq;
+        self.state = TcpState::SynReceived;
+        self.syn_pending = true;
+        self.tp.mib.inc(Mib::TcpPassiveOpens);
+    }
+
+    /// Records what the peer's SYN offered (`tcp_parse_options`,
+    /// `tcp_openreq_init` / `tcp_rcv_synsent_state_process`).
+    fn negotiate(&mut self, seg: &SegmentRepr) {
+        let o = &seg.options;
+        self.sack_ok = self.cfg.tcp_sack && o.sack_permitted;
+        self.tstamp_ok = self.cfg.tcp_timestamps && o.timestamp.is_some();
+        self.snd_wscale = match (self.cfg.tcp_window_scaling, o.wscale) {
+            (true, Some(s)) => s.min(14),
+            _ => 0,
+        };
+        self.mss_clamp = o.mss.map(u32::from).unwrap_or(536).max(48);
+        // tcp_sync_mss: the path MSS less the timestamp option.
+        let mss = self.mss_clamp.min(self.cfg.advmss());
+        self.tp.mss_cache = mss.saturating_sub(if self.tstamp_ok { 12 } else { 0 }).max(8);
+        self.rcv.on_syn(seg.seq, o, self.tstamp_ok);
+    }
+
+    /// SYN-SENT (`tcp_rcv_synsent_state_process`).
+    fn rcv_synsent(&mut self, now: Instant, seg: &SegmentRepr) {
+        if seg.flags.ack() && (seg.ack.before_eq(self.iss) || seg.ack.after(self.snd_nxt)) {
+            self.reset_unexpected(seg);
+            return;
+        }
+        if seg.flags.rst() {
+            if seg.flags.ack() {
+                self.enter_closed();
+            }
+            return;
+        }
+        if !seg.flags.syn() {
+            return;
+        }
+        self.negotiate(seg);
+        if !seg.flags.ack() {
+            // Simultaneous open is not modelled; Linux would go to SYN-RECV.
+            return;
+        }
+        // tcp_ecn_rcv_synack: ECE without CWR confirms.
+        self.ecn.ok = self.ecn_requested && seg.flags.ece() && !seg.flags.cwr();
+        self.snd_wnd = seg.window as u32;
+        self.max_window = self.snd_wnd;
+        self.snd_wl1 = seg.seq;
+        self.tcp_ack(now, seg);
+        self.state = TcpState::Established;
+        self.init_transfer(now);
+        // Linux sends the third-way ACK at once (no deferred accept).
+        self.ack_pending = true;
+        // Data on a SYN-ACK (not produced by Linux) is ignored.
+    }
+
+    /// Synchronized states, and SYN-RECEIVED (`tcp_rcv_state_process`).
+    fn rcv_synchronized(&mut self, now: Instant, seg: &SegmentRepr) {
+        // tcp_sequence: is any part of the segment inside the window?
+        if !self.rcv.acceptable(seg) {
+            if !seg.flags.rst() {
+                // tcp_send_dupack
+                self.ack_pending = true;
+            }
+            return;
+        }
+        if seg.flags.rst() {
+            self.enter_closed();
+            return;
+        }
+        if seg.flags.syn() {
+            // A SYN in the window: challenge ACK (RFC 5961).
+            if self.state == TcpState::SynReceived && seg.seq + 1 == self.rcv.rcv_nxt() {
+                // Retransmitted SYN: repeat the SYN-ACK.
+                self.syn_pending = true;
+            } else {
+                self.ack_pending = true;
+            }
+            return;
+        }
+        if !seg.flags.ack() {
+            return;
+        }
+        if self.state == TcpState::SynReceived {
+            if seg.ack.before_eq(self.snd_una) || seg.ack.after(self.snd_nxt) {
+                self.reset_unexpected(seg);
+                return;
+            }
+            self.snd_wnd = (seg.window as u32) << self.snd_wscale;
+            self.snd_wl1 = seg.seq;
+            self.tcp_ack(now, seg);
+            self.state = TcpState::Established;
+            self.init_transfer(now);
+        } else if self.tcp_ack(now, seg).is_none() {
+            return;
+        }
+        self.fin_acked_transitions();
+
+        if self.state == TcpState::Closed {
+            return;
+        }
+        let env = receiver::RcvEnv {
+            srtt_us: self.rtt.srtt_us(),
+            rto: self.rtt.rto(),
+            ecn_ok: self.ecn.ok,
+        };
+        let out = self.rcv.on_segment(now, seg, &env, &mut self.tp.mib);
+        if let Some(ce) = out.ce {
+            self.cc.cwnd_event(&mut self.tp, if ce { CaEvent::EcnIsCe } else { CaEvent::EcnNoCe });
+        }
+        if out.ack_now {
+            self.ack_pending = true;
+        }
+        if out.fin {
+            self.state = match self.state {
+                TcpState::Established => TcpState::CloseWait,
+                TcpState::FinWait1 => TcpState::Closing,
+                TcpState::FinWait2 => TcpState::TimeWait,
+                s => s,
+            };
+            if self.state == TcpState::TimeWait {
+                self.timers.clear();
+            }
+        }
+    }
+
+    /// Our FIN was acknowledged: FIN-WAIT-1 → FIN-WAIT-2, CLOSING →
+    /// TIME-WAIT, LAST-ACK → CLOSED (`tcp_rcv_state_process`).
+    fn fin_acked_transitions(&mut self) {
+        let fin_acked = self.fin_queued && self.snd_una == self.write_seq + 1;
+        if !fin_acked {
+            return;
+        }
+        match self.state {
+            TcpState::FinWait1 => self.state = TcpState::FinWait2,
+            TcpState::Closing => {
+                self.state = TcpState::TimeWait;
+                self.timers.clear();
+            }
+            TcpState::LastAck => self.enter_closed(),
+            _ => {}
+        }
+    }
+
+    fn enter_closed(&mut self) {
+        self.state = TcpState::Closed;
+        self.timers.clear();
+    }
+
+    /// `tcp_init_transfer` after the handshake: initial cwnd, RTO from the
+    /// handshake RTT, congestion control init, pacing rate.
+    fn init_transfer(&mut self, now: Instant) {
+        let _ = now;
+        // tcp_init_metrics without a cached entry: keep the measured RTO,
+        // or fall back to TCP_TIMEOUT_FALLBACK (3 s) if the handshake gave
+        // no RTT sample.
+        if self.rtt.srtt_us() == 0 {
+            self.rtt.set_fallback_rto();
+        }
+        self.icsk_backoff = 0;
+        self.tp.snd_cwnd = self.cfg.initcwnd.max(1).min(self.tp.snd_cwnd_clamp);
+        self.tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
+        self.snd_cwnd_stamp = self.tp.jiffies;
+        self.tp.ecn_ok = self.ecn.ok;
+        self.sync_ca_ctx();
+        self.cc.init(&mut self.tp);
+        self.update_pacing_rate();
+        self.sndbuf_expand();
+        if self.packets_out == 0 {
+            self.timers.stop(Timer::Retrans);
+        }
+    }
+
+    /// Refreshes the read-only snapshot fields of [`CaCtx`] before a hook.
+    fn sync_ca_ctx(&mut self) {
+        let t = &mut self.tp;
+        t.packets_in_flight = (self.packets_out + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out);
+        t.packets_out = self.packets_out;
+        t.snd_una = self.snd_una;
+        t.snd_nxt = self.snd_nxt;
+        t.srtt_us = self.rtt.srtt_us();
+        t.rcv_mss = self.rcv.rcv_mss();
+    }
+
+    /// `tcp_set_ca_state`: tell the congestion control, then switch.
+    fn set_ca_state(&mut self, s: CaState) {
+        self.sync_ca_ctx();
+        self.cc.set_state(&mut self.tp, s);
+        self.tp.ca_state = s;
+    }
+
+    /// `tcp_update_pacing_rate` (tcp_input.c): 200 % of cwnd·mss/srtt in
+    /// slow start (while cwnd < ssthresh/2), 120 % after.
+    fn update_pacing_rate(&mut self) {
+        let srtt = self.rtt.srtt_us() as u64;
+        let mut rate = self.tp.mss_cache as u64 * ((1_000_000 / 100) << 3);
+        rate *= if self.tp.snd_cwnd < self.tp.snd_ssthresh / 2 {
+            self.cfg.tcp_pacing_ss_ratio as u64
+        } else {
+            self.cfg.tcp_pacing_ca_ratio as u64
+        };
+        rate *= self.tp.snd_cwnd.max(self.packets_out) as u64;
+        if srtt > 0 {
+            rate /= srtt;
+        }
+        self.tp.pacing_rate = rate;
+    }
+
+    /// Unsent application bytes.
+    fn unsent_bytes(&self) -> u32 {
+        if self.write_seq.after(self.snd_nxt) {
+            self.write_seq - self.snd_nxt
+        } else {
+            0
+        }
+    }
+
+    /// The current `icsk_rto` (already doubled by each timeout).
+    fn rto_now(&self) -> Duration {
+        self.rtt.rto()
+    }
+}
+

@@ -1,0 +1,694 @@
+//! The congestion state machine and loss recovery of net/ipv4/tcp_input.c
+//! (Linux 6.13 unless a knob selects an older era): `tcp_fastretrans_alert`,
+//! entering and leaving Recovery, CWR and Loss, PRR via `tcp_cwnd_reduction`,
+//! undo of spurious reductions, the SACK loss marking of RFC 6675
+//! (`tcp_mark_head_lost`), and the retransmission timeout.
+
+use super::rtx_queue::{EVER_RETRANS, LOST, SACKED_ACKED, SACKED_RETRANS};
+use super::timer::Timer;
+use super::{Connection, Rexmit, TcpState};
+use crate::cc::{CaEvent, CaState, CongestionOps, TCP_INFINITE_SSTHRESH};
+use crate::config::CwndGrowthRule;
+use crate::counters::Mib;
+use crate::flag::*;
+use crate::prr;
+use crate::time::{Duration, Instant};
+use tcplab_wire::SeqNum;
+
+impl Connection {
+    /// `tcp_in_cwnd_reduction`: CWR or Recovery.
+    pub(super) fn in_cwnd_reduction(&self) -> bool {
+        matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery)
+    }
+
+    /// `tcp_fastretrans_alert`: process a dubious ACK — one that is not a
+    /// plain in-order ACK in Open state — through the state machine.
+    pub(super) fn fastretrans_alert(&mut self, prior_snd_una: SeqNum, num_dupack: u32, ack_flag: &mut u32, rexmit: &mut Rexmit) {
+        let flag = *ack_flag;
+        let ece_ack = flag & FLAG_ECE != 0;
+        let mut do_lost = num_dupack > 0 || (flag & FLAG_DATA_SACKED != 0 && self.force_fast_retransmit());
+        let mut fast_rexmit = false;
+
+        if self.packets_out == 0 && self.sacked_out > 0 {
+            self.sacked_out = 0;
+        }
+        // A. ECE: the reduction is required, forbid undoing it.
+        if ece_ack {
+            self.prior_ssthresh = 0;
+        }
+        // B. SACK reneging: let the RTO (shortened) sort it out.
+        if flag & FLAG_SACK_RENEGING != 0 && flag & FLAG_SND_UNA_ADVANCED != 0 {
+            let srtt_half = Duration::from_micros((self.rtt.srtt_us() >> 4) as u64);
+            let delay = srtt_half.max(Duration::from_millis(10));
+            self.timers.set_xmit(Timer::Retrans, self.tp.now + delay);
+            *ack_flag &= !FLAG_SET_XMIT_TIMER;
+            return;
+        }
+        // D. State exit once high_seq is acknowledged.
+        if self.tp.ca_state == CaState::Open {
+            self.retrans_stamp = 0;
+        } else if !self.snd_una.before(self.high_seq) {
+            match self.tp.ca_state {
+                CaState::Cwr => {
+                    // CWR must last until something above high_seq is
+                    // acked, so that the CWR bit reached the receiver.
+                    if self.snd_una != self.high_seq {
+                        self.end_cwnd_reduction();
+                        self.set_ca_state(CaState::Open);
+                    }
+                }
+                CaState::Recovery => {
+                    if !self.sack_ok {
+                        self.reset_reno_sack();
+                    }
+                    if self.try_undo_recovery() {
+                        return;
+                    }
+                    self.end_cwnd_reduction();
+                }
+                _ => {}
+            }
+        }
+
+        // E. Process the state.
+        let mut fall_through = false;
+        match self.tp.ca_state {
+            CaState::Recovery => {
+                if flag & FLAG_SND_UNA_ADVANCED == 0 {
+                    if !self.sack_ok {
+                        self.add_reno_sack(num_dupack, ece_ack);
+                    }
+                } else if self.try_undo_partial(prior_snd_una, &mut do_lost) {
+                    return;
+                }
+                if self.try_undo_dsack() {
+                    self.try_to_open(flag);
+                }
+                self.identify_packet_loss(ack_flag);
+                if self.tp.ca_state != CaState::Recovery {
+                    if !self.time_to_recover() {
+                        return;
+                    }
+                    // Undo reverted the recovery but loss is evident:
+                    // start a new one.
+                    self.enter_recovery(ece_ack);
+                }
+            }
+            CaState::Loss => {
+                self.process_loss(flag, num_dupack, rexmit);
+                self.identify_packet_loss(ack_flag);
+                if !(self.tp.ca_state == CaState::Open || *ack_flag & FLAG_LOST_RETRANS != 0) {
+                    return;
+                }
+                fall_through = true;
+            }
+            _ => fall_through = true,
+        }
+        if fall_through {
+            if !self.sack_ok {
+                if flag & FLAG_SND_UNA_ADVANCED != 0 {
+                    self.reset_reno_sack();
+                }
+                self.add_reno_sack(num_dupack, ece_ack);
+            }
+            if self.tp.ca_state <= CaState::Disorder {
+                self.try_undo_dsack();
+            }
+            self.identify_packet_loss(ack_flag);
+            if !self.time_to_recover() {
+                self.try_to_open(flag);
+                return;
+            }
+            self.enter_recovery(ece_ack);
+            fast_rexmit = true;
+        }
+        if !self.rack_enabled() && do_lost {
+            self.update_scoreboard(fast_rexmit);
+        }
+        *rexmit = Rexmit::Lost;
+    }
+
+    /// RACK loss detection is not modelled yet: the model always uses the
+    /// RFC 6675 scoreboard, as Linux does with `tcp_recovery = 0`
+    /// (docs/linux-differences.md).
+    fn rack_enabled(&self) -> bool {
+        false
+    }
+
+    /// `tcp_force_fast_retransmit`: the highest SACK is more than
+    /// `reordering` packets above snd_una.
+    fn force_fast_retransmit(&self) -> bool {
+        self.highest_sack_seq().after(self.snd_una + self.reordering.saturating_mul(self.tp.mss_cache))
+    }
+
+    /// `tcp_time_to_recover` (6.13 without RACK): something is marked lost,
+    /// or more than `reordering` packets were SACKed (dupthresh).
+    fn time_to_recover(&self) -> bool {
+        self.lost_out > 0 || self.sacked_out + 1 > self.reordering
+    }
+
+    /// `tcp_identify_packet_loss`: NewReno marks the head lost; SACK
+    /// marking happens in `tcp_update_scoreboard`.
+    fn identify_packet_loss(&mut self, ack_flag: &mut u32) {
+        if self.rtx.is_empty() {
+            return;
+        }
+        if !self.sack_ok {
+            self.newreno_mark_lost(*ack_flag & FLAG_SND_UNA_ADVANCED != 0);
+        }
+    }
+
+    /// `tcp_newreno_mark_lost`.
+    fn newreno_mark_lost(&mut self, snd_una_advanced: bool) {
+        let st = self.tp.ca_state;
+        if (st < CaState::Recovery && self.sacked_out >= self.reordering) || (st == CaState::Recovery && snd_una_advanced) {
+            if self.rtx.head().is_some_and(|h| !h.is(LOST)) {
+                self.mark_skb_lost(0);
+            }
+        }
+    }
+
+    /// `tcp_update_scoreboard` (RFC 6675 without FACK): mark un-SACKed
+    /// segments lost from the head until `sacked_out − reordering` SACKed
+    /// segments have been passed; on the entering ACK at least the head.
+    fn update_scoreboard(&mut self, fast_rexmit: bool) {
+        if !self.sack_ok {
+            return;
+        }
+        let sacked_upto = self.sacked_out as i64 - self.reordering as i64;
+        if sacked_upto >= 0 {
+            self.mark_head_lost(sacked_upto as u32, false);
+        } else if fast_rexmit {
+            self.mark_head_lost(1, true);
+        }
+    }
+
+    /// `tcp_mark_head_lost`, resuming from `lost_skb_hint` so that repeated
+    /// calls cost only the segments newly passed.
+    fn mark_head_lost(&mut self, packets: u32, mark_head: bool) {
+        let (mut idx, mut cnt) = match self.lost_hint {
+            Some((seq, cnt)) => {
+                if mark_head && seq.after(self.snd_una) {
+                    return;
+                }
+                match self.rtx.index_of(seq) {
+                    Some(i) => (i, cnt),
+                    None => (0, 0),
+                }
+            }
+            None => (0, 0),
+        };
+        let loss_high = self.snd_nxt;
+        while let Some(skb) = self.rtx.get(idx) {
+            self.lost_hint = Some((skb.seq, cnt));
+            if skb.end_seq.after(loss_high) {
+                break;
+            }
+            if skb.is(SACKED_ACKED) {
+                cnt += 1;
+            }
+            if cnt > packets {
+                break;
+            }
+            if !skb.is(LOST) {
+                self.mark_skb_lost(idx);
+            }
+            if mark_head {
+                break;
+            }
+            idx += 1;
+        }
+    }
+
+    /// `tcp_mark_skb_lost`: count a segment lost (once), or a lost
+    /// retransmission lost again.
+    pub(super) fn mark_skb_lost(&mut self, idx: usize) {
+        let Some(skb) = self.rtx.get_mut(idx) else { return };
+        if skb.is(SACKED_ACKED) {
+            return;
+        }
+        let seq = skb.seq;
+        if skb.is(LOST) {
+            if skb.is(SACKED_RETRANS) {
+                skb.sacked &= !SACKED_RETRANS;
+                self.retrans_out = self.retrans_out.saturating_sub(1);
+                self.tp.mib.inc(Mib::TcpExtTCPLostRetransmit);
+            }
+        } else {
+            skb.sacked |= LOST;
+            self.lost_out += 1;
+            self.lost = self.lost.wrapping_add(1);
+        }
+        if seq.before(self.retransmit_hint) {
+            self.retransmit_hint = seq;
+        }
+    }
+
+    /// `tcp_enter_recovery`.
+    fn enter_recovery(&mut self, ece_ack: bool) {
+        self.tp.mib.inc(if self.sack_ok { Mib::TcpExtTCPSackRecovery } else { Mib::TcpExtTCPRenoRecovery });
+        self.prior_ssthresh = 0;
+        self.init_undo();
+        if !self.in_cwnd_reduction() {
+            if !ece_ack {
+                self.prior_ssthresh = self.current_ssthresh();
+            }
+            self.init_cwnd_reduction();
+        }
+        self.set_ca_state(CaState::Recovery);
+    }
+
+    /// `tcp_init_undo`: remember where undo evidence starts.
+    fn init_undo(&mut self) {
+        self.undo_marker = Some(self.snd_una);
+        self.undo_retrans = if self.retrans_out > 0 { self.retrans_out as i32 } else { -1 };
+    }
+
+    /// `tcp_current_ssthresh`: outside a reduction, at least 3/4 cwnd.
+    fn current_ssthresh(&self) -> u32 {
+        if self.in_cwnd_reduction() {
+            self.tp.snd_ssthresh
+        } else {
+            self.tp.snd_ssthresh.max((self.tp.snd_cwnd >> 1) + (self.tp.snd_cwnd >> 2))
+        }
+    }
+
+    /// `tcp_init_cwnd_reduction`: start PRR towards the new ssthresh.
+    fn init_cwnd_reduction(&mut self) {
+        self.high_seq = self.snd_nxt;
+        self.tp.snd_cwnd_cnt = 0;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.sync_ca_ctx();
+        self.tp.snd_ssthresh = self.cc.ssthresh(&mut self.tp);
+        // tcp_ecn_queue_cwr
+        if self.ecn.ok {
+            self.ecn.queue_cwr = true;
+        }
+    }
+
+    /// `tcp_end_cwnd_reduction`: cwnd = ssthresh when CWR or a recovery
+    /// that was not undone ends.
+    fn end_cwnd_reduction(&mut self) {
+        if self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH
+            && (self.tp.ca_state == CaState::Cwr || self.undo_marker.is_some())
+        {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh;
+            self.snd_cwnd_stamp = self.tp.jiffies;
+        }
+        self.sync_ca_ctx();
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+    }
+
+    /// `tcp_enter_cwr`: ECN (or local) congestion; one reduction per window.
+    pub(super) fn enter_cwr(&mut self) {
+        self.prior_ssthresh = 0;
+        if self.tp.ca_state < CaState::Cwr {
+            self.undo_marker = None;
+            self.init_cwnd_reduction();
+            self.set_ca_state(CaState::Cwr);
+        }
+    }
+
+    /// `tcp_try_keep_open`: Disorder while anything is SACKed, lost or
+    /// retransmitted, else Open.
+    fn try_keep_open(&mut self) {
+        let state = if self.sacked_out + self.lost_out > 0 || self.any_retrans_done() {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        if self.tp.ca_state != state {
+            self.set_ca_state(state);
+            self.high_seq = self.snd_nxt;
+        }
+    }
+
+    /// `tcp_try_to_open`.
+    fn try_to_open(&mut self, flag: u32) {
+        if !self.any_retrans_done() {
+            self.retrans_stamp = 0;
+        }
+        if flag & FLAG_ECE != 0 {
+            self.enter_cwr();
+        }
+        if self.tp.ca_state != CaState::Cwr {
+            self.try_keep_open();
+            // v3.11 (before "increase throughput when reordering is
+            // high"): tcp_moderate_cwnd while in Disorder.
+            if self.cfg.cwnd_growth == CwndGrowthRule::V3_11 && self.tp.ca_state != CaState::Open {
+                self.moderate_cwnd();
+            }
+        }
+    }
+
+    /// `tcp_moderate_cwnd` (≤3.11 Disorder, removed later): limit bursts
+    /// to `tcp_max_burst` = reordering packets above what is in flight.
+    fn moderate_cwnd(&mut self) {
+        let limit = self.packets_in_flight() + self.reordering;
+        if self.tp.snd_cwnd > limit {
+            self.tp.snd_cwnd = limit;
+            self.snd_cwnd_stamp = self.tp.jiffies;
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Undo
+    // ------------------------------------------------------------------
+
+    /// `tcp_packet_delayed`: the ACK echoes a timestamp from before the
+    /// first retransmission, or nothing was retransmitted.
+    fn packet_delayed(&self) -> bool {
+        if self.retrans_stamp != 0 {
+            if let Some(ecr) = self.rcv_tsecr.filter(|e| *e != 0) {
+                if (ecr.wrapping_sub(self.retrans_stamp) as i32) < 0 {
+                    return true;
+                }
+            }
+            return false;
+        }
+        self.state != TcpState::SynSent
+    }
+
+    /// `tcp_may_undo`.
+    fn may_undo(&self) -> bool {
+        self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed())
+    }
+
+    /// `tcp_undo_cwnd_reduction`: restore cwnd (through the congestion
+    /// control's `undo_cwnd`) and ssthresh.
+    fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
+        if unmark_loss {
+            for skb in self.rtx.iter_mut() {
+                skb.sacked &= !LOST;
+            }
+            self.lost_out = 0;
+            self.lost_hint = None;
+        }
+        if self.prior_ssthresh != 0 {
+            self.sync_ca_ctx();
+            self.tp.snd_cwnd = self.cc.undo_cwnd(&mut self.tp).max(1);
+            if self.prior_ssthresh > self.tp.snd_ssthresh {
+                self.tp.snd_ssthresh = self.prior_ssthresh;
+                // tcp_ecn_withdraw_cwr
+                self.ecn.queue_cwr = false;
+            }
+        }
+        self.snd_cwnd_stamp = self.tp.jiffies;
+        self.undo_marker = None;
+    }
+
+    /// `tcp_try_undo_recovery`: Recovery or Loss ended; undo if it was
+    /// spurious.
+    fn try_undo_recovery(&mut self) -> bool {
+        if self.may_undo() {
+            let mib = if self.tp.ca_state == CaState::Loss { Mib::TcpExtTCPLossUndo } else { Mib::TcpExtTCPFullUndo };
+            self.undo_cwnd_reduction(false);
+            self.tp.mib.inc(mib);
+        }
+        if self.snd_una == self.high_seq && !self.sack_ok {
+            // Reno holds the state until something above high_seq is
+            // acked, to avoid false fast retransmits (RFC 2582).
+            if !self.any_retrans_done() {
+                self.retrans_stamp = 0;
+            }
+            return true;
+        }
+        self.set_ca_state(CaState::Open);
+        false
+    }
+
+    /// `tcp_try_undo_dsack`: every retransmission was D-SACKed.
+    fn try_undo_dsack(&mut self) -> bool {
+        if self.undo_marker.is_some() && self.undo_retrans == 0 {
+            self.undo_cwnd_reduction(false);
+            self.tp.mib.inc(Mib::TcpExtTCPDSACKUndo);
+            return true;
+        }
+        false
+    }
+
+    /// `tcp_try_undo_partial`: a partial ACK for a packet that was only
+    /// delayed (timestamps prove it) means reordering, not loss.
+    fn try_undo_partial(&mut self, prior_snd_una: SeqNum, do_lost: &mut bool) -> bool {
+        if self.undo_marker.is_some() && self.packet_delayed() {
+            self.check_sack_reordering(prior_snd_una, true);
+            if self.retrans_out > 0 {
+                return true;
+            }
+            if !self.any_retrans_done() {
+                self.retrans_stamp = 0;
+            }
+            self.undo_cwnd_reduction(true);
+            self.tp.mib.inc(Mib::TcpExtTCPPartialUndo);
+            self.try_keep_open();
+        } else {
+            *do_lost = self.force_fast_retransmit();
+        }
+        false
+    }
+
+    /// `tcp_try_undo_loss`: the RTO was spurious (F-RTO or timestamps).
+    fn try_undo_loss(&mut self, frto_undo: bool) -> bool {
+        if frto_undo || self.may_undo() {
+            self.undo_cwnd_reduction(true);
+            self.tp.mib.inc(Mib::TcpExtTCPLossUndo);
+            if frto_undo {
+                self.tp.mib.inc(Mib::TcpExtTCPSpuriousRTOs);
+            }
+            self.icsk_retransmits = 0;
+            if frto_undo || self.sack_ok {
+                self.set_ca_state(CaState::Open);
+            }
+            return true;
+        }
+        false
+    }
+
+    /// `tcp_process_loss`: ACKs in the Loss state, with F-RTO (RFC 5682,
+    /// SACK-enhanced).
+    fn process_loss(&mut self, flag: u32, num_dupack: u32, rexmit: &mut Rexmit) {
+        let recovered = !self.snd_una.before(self.high_seq);
+        if flag & FLAG_SND_UNA_ADVANCED != 0 && self.try_undo_loss(false) {
+            return;
+        }
+        if self.frto {
+            // Step 3.b: never-retransmitted data was (S)ACKed: spurious.
+            if flag & FLAG_ORIG_SACK_ACKED != 0 && self.try_undo_loss(true) {
+                return;
+            }
+            if self.snd_nxt.after(self.high_seq) {
+                if flag & FLAG_DATA_SACKED != 0 || num_dupack > 0 {
+                    self.frto = false; // Step 3.a: the loss was real.
+                }
+            } else if flag & FLAG_SND_UNA_ADVANCED != 0 && !recovered {
+                self.high_seq = self.snd_nxt;
+                // Step 2.b: try to send new data.
+                if self.unsent_bytes() > 0 && self.snd_una + self.snd_wnd != self.snd_nxt {
+                    *rexmit = Rexmit::New;
+                    return;
+                }
+                self.frto = false;
+            }
+        }
+        if recovered {
+            self.try_undo_recovery();
+            return;
+        }
+        if !self.sack_ok {
+            if self.snd_nxt.after(self.high_seq) && num_dupack > 0 {
+                self.add_reno_sack(num_dupack, flag & FLAG_ECE != 0);
+            } else if flag & FLAG_SND_UNA_ADVANCED != 0 {
+                self.reset_reno_sack();
+            }
+        }
+        *rexmit = Rexmit::Lost;
+    }
+
+    // ------------------------------------------------------------------
+    // cwnd control after an ACK
+    // ------------------------------------------------------------------
+
+    /// `tcp_cong_control`: PRR while reducing, else growth if allowed;
+    /// then the pacing rate.
+    pub(super) fn cong_control(&mut self, ack: SeqNum, acked_sacked: u32, newly_lost: u32, flag: u32, _prior_in_flight: u32) {
+        if self.in_cwnd_reduction() {
+            self.cwnd_reduction(acked_sacked, newly_lost, flag);
+        } else if self.may_raise_cwnd(flag) {
+            self.sync_ca_ctx();
+            self.cc.cong_avoid(&mut self.tp, ack, acked_sacked);
+            self.snd_cwnd_stamp = self.tp.jiffies;
+        }
+        if self.tp.snd_cwnd == 0 {
+            self.tp.snd_cwnd = 1;
+        }
+        self.update_pacing_rate();
+    }
+
+    /// `tcp_may_raise_cwnd`, by era (the knob of "tcp: increase throughput
+    /// when reordering is high").
+    fn may_raise_cwnd(&self, flag: u32) -> bool {
+        let high_reordering = self.reordering > self.cfg.tcp_reordering;
+        match self.cfg.cwnd_growth {
+            CwndGrowthRule::V3_12 => {
+                if high_reordering {
+                    flag & FLAG_FORWARD_PROGRESS != 0
+                } else {
+                    flag & FLAG_DATA_ACKED != 0
+                }
+            }
+            CwndGrowthRule::Posted => {
+                if self.in_cwnd_reduction() {
+                    false
+                } else if high_reordering {
+                    flag & FLAG_FORWARD_PROGRESS != 0
+                } else {
+                    self.tp.ca_state == CaState::Open && flag & FLAG_DATA_ACKED != 0
+                }
+            }
+            CwndGrowthRule::V3_11 => {
+                (flag & FLAG_ECE == 0 || self.tp.snd_cwnd < self.tp.snd_ssthresh)
+                    && !self.in_cwnd_reduction()
+                    && flag & FLAG_DATA_ACKED != 0
+            }
+        }
+    }
+
+    /// `tcp_cwnd_reduction` (PRR, RFC 6937) through [`prr`].
+    fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, flag: u32) {
+        let st = prr::PrrState {
+            ssthresh: self.tp.snd_ssthresh,
+            prior_cwnd: self.tp.prior_cwnd,
+            prr_delivered: self.prr_delivered,
+            prr_out: self.prr_out,
+            in_flight: self.packets_in_flight(),
+            cwnd: self.tp.snd_cwnd,
+        };
+        let cfg = prr::PrrConfig { rule: self.cfg.prr_rule, cwnd_floor: self.cfg.cwnd_reduction_floor };
+        // v3.x passed fast_rexmit; later eras infer it from prr_out == 0.
+        let fast_rexmit = self.prr_out == 0;
+        let out = prr::tcp_cwnd_reduction(&st, newly_acked_sacked as i32, newly_lost as i32, flag, fast_rexmit, &cfg);
+        self.prr_delivered = out.prr_delivered;
+        self.tp.snd_cwnd = out.cwnd.max(1);
+    }
+
+    // ------------------------------------------------------------------
+    // Retransmission timeout (tcp_timer.c)
+    // ------------------------------------------------------------------
+
+    /// `tcp_retransmit_timer`.
+    pub(super) fn retransmit_timer(&mut self, now: Instant) {
+        match self.state {
+            TcpState::SynSent | TcpState::SynReceived => {
+                // tcp_retransmit_timer on a SYN / SYN-ACK: resend it.
+                if self.packets_out == 0 {
+                    return;
+                }
+                self.tp.mib.inc(Mib::TcpExtTCPTimeouts);
+                self.tp.mib.inc(Mib::TcpExtTCPSynRetrans);
+                if let Some(h) = self.rtx.head_mut() {
+                    h.sacked |= EVER_RETRANS;
+                }
+                self.syn_pending = true;
+                self.icsk_retransmits += 1;
+                self.icsk_backoff = self.icsk_backoff.saturating_add(1);
+                self.rtt.backoff();
+                let rto = self.rto_now();
+                self.timers.set_xmit(Timer::Retrans, now + rto);
+                return;
+            }
+            TcpState::Closed | TcpState::Listen | TcpState::TimeWait => return,
+            _ => {}
+        }
+        if self.packets_out == 0 || self.rtx.is_empty() {
+            return;
+        }
+        self.tp.mib.inc(Mib::TcpExtTCPTimeouts);
+        if self.icsk_retransmits == 0 {
+            let mib = match self.tp.ca_state {
+                CaState::Recovery => Some(Mib::TcpExtTCPSackRecoveryFail),
+                CaState::Loss => Some(Mib::TcpExtTCPLossFailures),
+                CaState::Disorder => Some(Mib::TcpExtTCPSackFailures),
+                _ if self.sacked_out > 0 => Some(Mib::TcpExtTCPSackFailures),
+                _ => None,
+            };
+            if let Some(m) = mib {
+                self.tp.mib.inc(m);
+            }
+        }
+        self.enter_loss();
+        self.icsk_retransmits += 1;
+        self.rto_head_pending = true;
+        self.icsk_backoff = self.icsk_backoff.saturating_add(1);
+        self.rtt.backoff();
+        let rto = self.rto_now();
+        self.timers.set_xmit(Timer::Retrans, now + rto);
+    }
+
+    /// `tcp_enter_loss`: every un-SACKed segment sent more than an RTT ago
+    /// is lost; cwnd restarts from what is still in flight + 1.
+    fn enter_loss(&mut self) {
+        let new_recovery = self.tp.ca_state < CaState::Recovery;
+        self.timeout_mark_lost();
+        if self.tp.ca_state <= CaState::Disorder
+            || !self.high_seq.after(self.snd_una)
+            || (self.tp.ca_state == CaState::Loss && self.icsk_retransmits == 0)
+        {
+            self.prior_ssthresh = self.current_ssthresh();
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.sync_ca_ctx();
+            self.tp.snd_ssthresh = self.cc.ssthresh(&mut self.tp);
+            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+            self.init_undo();
+        }
+        self.tp.snd_cwnd = self.packets_in_flight() + 1;
+        self.tp.snd_cwnd_cnt = 0;
+        self.snd_cwnd_stamp = self.tp.jiffies;
+        // A timeout after many dupacks in Disorder: reordering was
+        // over-estimated.
+        if self.tp.ca_state <= CaState::Disorder && self.sacked_out >= self.cfg.tcp_reordering {
+            self.reordering = self.reordering.min(self.cfg.tcp_reordering);
+        }
+        self.set_ca_state(CaState::Loss);
+        self.high_seq = self.snd_nxt;
+        if self.ecn.ok {
+            self.ecn.queue_cwr = true;
+        }
+        // F-RTO step 1.
+        self.frto = self.cfg.tcp_frto != 0 && (new_recovery || self.icsk_retransmits > 0);
+        self.rexmit = Rexmit::None;
+    }
+
+    /// `tcp_timeout_mark_lost`. On SACK reneging (the head is SACKed) all
+    /// SACK state is discarded first. Segments sent within the last RACK
+    /// RTT are not marked yet (they may still arrive).
+    fn timeout_mark_lost(&mut self) {
+        let Some(head) = self.rtx.head() else { return };
+        let is_reneg = head.is(SACKED_ACKED);
+        if is_reneg {
+            self.tp.mib.inc(Mib::TcpExtTCPSACKReneging);
+            self.sacked_out = 0;
+        } else if !self.sack_ok {
+            self.reset_reno_sack();
+        }
+        let now = self.tp.now;
+        let reo_wnd_us = 0i64;
+        let rack_rtt_us = self.rack.rtt_us as i64;
+        for i in 0..self.rtx.len() {
+            let Some(skb) = self.rtx.get_mut(i) else { break };
+            if is_reneg {
+                skb.sacked &= !SACKED_ACKED;
+            } else if i > 0 {
+                // tcp_rack_skb_timeout(tp, skb, 0) > 0: sent too recently.
+                let elapsed = now.saturating_since(skb.xmit_time).as_micros() as i64;
+                if rack_rtt_us + reo_wnd_us - elapsed > 0 {
+                    continue;
+                }
+            }
+            self.mark_skb_lost(i);
+        }
+        self.lost_hint = None;
+        self.retransmit_hint = self.snd_una;
+    }
+}

@@ -1,0 +1,32 @@
+//! tcplab-core: a sans-IO model of the Linux TCP sender and receiver.
+//!
+//! No clock, no sockets, no threads, no randomness: every entry point takes
+//! `now`, and the same inputs always give the same outputs. The simulator,
+//! the packetdrill driver and unit tests drive the same [`Connection`].
+//!
+//! Module map (each names the kernel code it follows):
+//! - [`connection`]: the per-socket state machine (tcp_input.c, tcp_output.c,
+//!   tcp_timer.c).
+//! - [`cc`]: congestion control behind a `tcp_congestion_ops`-shaped trait
+//!   (tcp_cong.c, tcp_cubic.c, tcp_dctcp.c).
+//! - [`rtt`]: `tcp_rtt_estimator` and the RTO; [`minmax`]: win_minmax.c.
+//! - [`prr`]: `tcp_cwnd_reduction` (RFC 6937).
+//! - [`config`]: sysctls, module parameters and kernel-era presets.
+//! - [`counters`]: MIB counters under their nstat names.
+
+pub mod cc;
+pub mod config;
+pub mod connection;
+pub mod counters;
+pub mod flag;
+pub mod minmax;
+pub mod prr;
+pub mod rtt;
+pub mod time;
+
+pub use cc::{CaState, CongestionOps};
+pub use config::TcpConfig;
+pub use connection::{Connection, TcpInfo, TcpState};
+pub use counters::{Counters, Mib};
+pub use time::{Duration, Instant};
+pub use tcplab_wire as wire;

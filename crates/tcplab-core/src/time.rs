@@ -1,0 +1,168 @@
+//! Virtual time. The core never reads a clock: every entry point takes `now`.
+//!
+//! Integer nanoseconds (like htsim's `simtime_picosec`, smoltcp's
+//! `Instant`), so one scenario and seed give the same result on any machine.
+//! Linux's coarser clocks are derived from it: `tcp_mstamp` (µs),
+//! `tcp_jiffies32` (at a configurable `HZ`) and the millisecond TCP
+//! timestamp clock.
+
+use core::fmt;
+use core::ops::{Add, AddAssign, Sub};
+
+/// A point in virtual time, nanoseconds since the start of the run.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Instant(u64);
+
+/// A span of virtual time in nanoseconds.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Duration(u64);
+
+impl Instant {
+    pub const ZERO: Instant = Instant(0);
+    pub const MAX: Instant = Instant(u64::MAX);
+
+    #[inline]
+    pub const fn from_nanos(ns: u64) -> Instant {
+        Instant(ns)
+    }
+    #[inline]
+    pub const fn from_micros(us: u64) -> Instant {
+        Instant(us * 1_000)
+    }
+    #[inline]
+    pub const fn from_millis(ms: u64) -> Instant {
+        Instant(ms * 1_000_000)
+    }
+    #[inline]
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Linux `tcp_mstamp` / `tcp_clock_us()`.
+    #[inline]
+    pub const fn as_micros(self) -> u64 {
+        self.0 / 1_000
+    }
+    #[inline]
+    pub const fn as_millis(self) -> u64 {
+        self.0 / 1_000_000
+    }
+    #[inline]
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+    /// `self - earlier`, or zero if `earlier` is later.
+    #[inline]
+    pub fn saturating_since(self, earlier: Instant) -> Duration {
+        Duration(self.0.saturating_sub(earlier.0))
+    }
+    /// Linux `tcp_jiffies32` at `hz`, starting from `INITIAL_JIFFIES`
+    /// (-300·HZ, include/linux/jiffies.h) so that the 32-bit wrap is
+    /// exercised five minutes into a run, as on a freshly booted kernel.
+    #[inline]
+    pub fn jiffies32(self, hz: u32) -> u32 {
+        let ticks = (self.0 as u128 * hz as u128 / 1_000_000_000) as u64;
+        let initial = (-300i64 * hz as i64) as u32;
+        initial.wrapping_add(ticks as u32)
+    }
+}
+
+impl Duration {
+    pub const ZERO: Duration = Duration(0);
+    pub const MAX: Duration = Duration(u64::MAX);
+
+    #[inline]
+    pub const fn from_nanos(ns: u64) -> Duration {
+        Duration(ns)
+    }
+    #[inline]
+    pub const fn from_micros(us: u64) -> Duration {
+        Duration(us * 1_000)
+    }
+    #[inline]
+    pub const fn from_millis(ms: u64) -> Duration {
+        Duration(ms * 1_000_000)
+    }
+    #[inline]
+    pub const fn from_secs(s: u64) -> Duration {
+        Duration(s * 1_000_000_000)
+    }
+    #[inline]
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    #[inline]
+    pub const fn as_micros(self) -> u64 {
+        self.0 / 1_000
+    }
+    #[inline]
+    pub const fn as_millis(self) -> u64 {
+        self.0 / 1_000_000
+    }
+    #[inline]
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+    #[inline]
+    pub fn saturating_mul(self, k: u64) -> Duration {
+        Duration(self.0.saturating_mul(k))
+    }
+}
+
+impl Add<Duration> for Instant {
+    type Output = Instant;
+    #[inline]
+    fn add(self, d: Duration) -> Instant {
+        Instant(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign<Duration> for Instant {
+    #[inline]
+    fn add_assign(&mut self, d: Duration) {
+        self.0 = self.0.saturating_add(d.0);
+    }
+}
+impl Sub<Instant> for Instant {
+    type Output = Duration;
+    /// Saturating: a difference never goes negative.
+    #[inline]
+    fn sub(self, earlier: Instant) -> Duration {
+        self.saturating_since(earlier)
+    }
+}
+impl Add for Duration {
+    type Output = Duration;
+    #[inline]
+    fn add(self, d: Duration) -> Duration {
+        Duration(self.0.saturating_add(d.0))
+    }
+}
+impl Sub for Duration {
+    type Output = Duration;
+    #[inline]
+    fn sub(self, d: Duration) -> Duration {
+        Duration(self.0.saturating_sub(d.0))
+    }
+}
+
+impl fmt::Debug for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:06}s", self.0 / 1_000_000_000, (self.0 / 1_000) % 1_000_000)
+    }
+}
+impl fmt::Debug for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}us", self.0 / 1_000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_jiffies_start_at_initial_jiffies_and_wrap() {
+        assert_eq!(Instant::ZERO.jiffies32(1000), (-300_000i64) as u32);
+        assert_eq!(Instant::from_millis(300_000).jiffies32(1000), 0);
+        assert_eq!(Instant::from_millis(300_004).jiffies32(250), 1);
+    }
+}

@@ -1,0 +1,184 @@
+//! A two-endpoint harness in virtual time (after quinn's `Pair`): a client
+//! and a server joined by a link with a one-way delay and a rate, with
+//! hooks to drop, delay or reorder individual segments. Time jumps to the
+//! next event instead of sleeping.
+#![allow(dead_code)]
+
+use std::collections::BinaryHeap;
+use tcplab_core::time::{Duration, Instant};
+use tcplab_core::wire::{SegmentRepr, SeqNum};
+use tcplab_core::{Connection, TcpConfig};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Side {
+    Client,
+    Server,
+}
+
+struct InFlight {
+    at: Instant,
+    seq: u64,
+    to: Side,
+    seg: SegmentRepr,
+}
+impl PartialEq for InFlight {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for InFlight {}
+impl PartialOrd for InFlight {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for InFlight {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+/// What the network does with one segment.
+pub enum Fate {
+    Deliver,
+    Drop,
+    /// Deliver with this much extra delay.
+    Delay(Duration),
+}
+
+pub struct Pair {
+    pub now: Instant,
+    pub client: Connection,
+    pub server: Connection,
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// Serialization time per byte in ns (0 = infinitely fast).
+    pub ns_per_byte: u64,
+    /// When each direction's wire is free again.
+    busy_until: [Instant; 2],
+    queue: BinaryHeap<InFlight>,
+    seq: u64,
+    /// Decides each segment's fate; sees the direction it travels.
+    pub filter: Box<dyn FnMut(Instant, Side, &SegmentRepr) -> Fate>,
+    /// Every segment sent, with the time and sender.
+    pub log: Vec<(Instant, Side, SegmentRepr)>,
+    /// Bytes the server application has read.
+    pub server_read: u64,
+    pub client_read: u64,
+}
+
+impl Pair {
+    pub fn new(client_cfg: &TcpConfig, server_cfg: &TcpConfig, delay: Duration) -> Pair {
+        let now = Instant::ZERO;
+        Pair {
+            now,
+            client: Connection::client(client_cfg, 40000, 80, SeqNum(1_000_000), now),
+            server: Connection::server(server_cfg, 80, 40000, SeqNum(5_000_000)),
+            delay,
+            ns_per_byte: 0,
+            busy_until: [now; 2],
+            queue: BinaryHeap::new(),
+            seq: 0,
+            filter: Box::new(|_, _, _| Fate::Deliver),
+            log: Vec::new(),
+            server_read: 0,
+            client_read: 0,
+        }
+    }
+
+    fn conn(&mut self, s: Side) -> &mut Connection {
+        match s {
+            Side::Client => &mut self.client,
+            Side::Server => &mut self.server,
+        }
+    }
+
+    /// Drains both endpoints' transmissions into the network.
+    pub fn flush(&mut self) {
+        for side in [Side::Client, Side::Server] {
+            let now = self.now;
+            while let Some(seg) = self.conn(side).poll_transmit(now) {
+                self.log.push((self.now, side, seg));
+                let to = if side == Side::Client { Side::Server } else { Side::Client };
+                let fate = (self.filter)(now, side, &seg);
+                let d = side as usize;
+                let start = self.busy_until[d].max(self.now);
+                let tx_done = start + Duration::from_nanos(self.ns_per_byte * seg.wire_len() as u64);
+                self.busy_until[d] = tx_done;
+                let at = match fate {
+                    Fate::Drop => continue,
+                    Fate::Deliver => tx_done + self.delay,
+                    Fate::Delay(x) => tx_done + self.delay + x,
+                };
+                self.seq += 1;
+                self.queue.push(InFlight { at, seq: self.seq, to, seg });
+            }
+        }
+    }
+
+    /// Lets the applications read everything available.
+    fn read_apps(&mut self) {
+        let n = self.server.readable();
+        self.server_read += self.server.read(n);
+        let n = self.client.readable();
+        self.client_read += self.client.read(n);
+    }
+
+    /// Advances to the next event (delivery or timer); false when idle.
+    pub fn step(&mut self) -> bool {
+        self.flush();
+        let next_pkt = self.queue.peek().map(|p| p.at);
+        let next_timer = [self.client.poll_timeout(), self.server.poll_timeout()].into_iter().flatten().min();
+        let next = match (next_pkt, next_timer) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => match a.or(b) {
+                Some(t) => t,
+                None => return false,
+            },
+        };
+        self.now = self.now.max(next);
+        if next_pkt == Some(next) {
+            let p = self.queue.pop().expect("peeked");
+            let now = self.now;
+            self.conn(p.to).handle_segment(now, &p.seg);
+        } else {
+            let now = self.now;
+            if self.client.poll_timeout().is_some_and(|t| t <= now) {
+                self.client.handle_timeout(now);
+            }
+            if self.server.poll_timeout().is_some_and(|t| t <= now) {
+                self.server.handle_timeout(now);
+            }
+        }
+        self.read_apps();
+        self.flush();
+        true
+    }
+
+    /// Steps until `until` or idle.
+    pub fn run_until(&mut self, until: Instant) {
+        while self.now < until {
+            if !self.step() {
+                break;
+            }
+        }
+    }
+
+    /// Steps until `pred` holds, at most `max_steps` steps. Returns whether it held.
+    pub fn drive_until(&mut self, max_steps: usize, mut pred: impl FnMut(&Pair) -> bool) -> bool {
+        for _ in 0..max_steps {
+            if pred(self) {
+                return true;
+            }
+            if !self.step() {
+                return pred(self);
+            }
+        }
+        pred(self)
+    }
+
+    /// Segments the client sent that carried payload.
+    pub fn client_data_segments(&self) -> impl Iterator<Item = &(Instant, Side, SegmentRepr)> {
+        self.log.iter().filter(|(_, s, seg)| *s == Side::Client && seg.payload_len > 0)
+    }
+}

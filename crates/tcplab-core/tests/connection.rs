@@ -1,0 +1,194 @@
+//! End-to-end behaviour of two `Connection`s over a simulated wire.
+
+mod common;
+
+use common::{Fate, Pair, Side};
+use tcplab_core::time::{Duration, Instant};
+use tcplab_core::{CaState, Mib, TcpConfig, TcpState};
+
+fn reno() -> TcpConfig {
+    let mut c = TcpConfig::default();
+    c.congestion_control = tcplab_core::cc::CcConfig::from_name("reno").unwrap();
+    c
+}
+
+// ---------------------------------------------------------------- handshake
+
+#[test]
+fn test_handshake_negotiates_options() {
+    let cfg = TcpConfig::default();
+    let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(10));
+    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established && p.server.state() == TcpState::Established));
+    // SYN at 0, SYN-ACK back at 20 ms, ACK at the server at 30 ms.
+    assert_eq!(p.now, Instant::from_millis(30));
+    let syn = p.log[0].2;
+    assert!(syn.flags.syn() && !syn.flags.ack());
+    assert_eq!(syn.options.mss, Some(1460));
+    assert!(syn.options.sack_permitted);
+    assert!(syn.options.timestamp.is_some());
+    let synack = p.log[1].2;
+    assert!(synack.flags.syn() && synack.flags.ack());
+    assert_eq!(synack.ack.0, syn.seq.0 + 1);
+    // MSS less the timestamp option.
+    assert_eq!(p.client.info().snd_mss, 1448);
+    // The handshake RTT seeds the estimator: 20 ms.
+    assert_eq!(p.client.info().rtt_us, 20_000);
+    assert_eq!(p.client.info().snd_cwnd, 10);
+}
+
+#[test]
+fn test_closed_peer_answers_rst() {
+    let cfg = TcpConfig::default();
+    let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(1));
+    p.server.close(); // LISTEN → CLOSED: nobody home.
+    p.run_until(Instant::from_millis(50));
+    assert!(p.log.iter().any(|(_, s, seg)| *s == Side::Server && seg.flags.rst()));
+    assert_eq!(p.client.state(), TcpState::Closed);
+}
+
+#[test]
+fn test_syn_lost_is_retransmitted_after_1s() {
+    let cfg = TcpConfig::default();
+    let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(5));
+    let mut first = true;
+    p.filter = Box::new(move |_, side, seg| {
+        if side == Side::Client && seg.flags.syn() && first {
+            first = false;
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));
+    let syns: Vec<_> = p.log.iter().filter(|(_, s, g)| *s == Side::Client && g.flags.syn()).collect();
+    assert_eq!(syns.len(), 2);
+    assert_eq!(syns[1].0, Instant::from_millis(1000));
+    // Karn forbids a sequence RTT from the retransmitted SYN, but the
+    // SYN-ACK echoes the retransmission's timestamp: RTT 10 ms, RTO 210 ms.
+    assert_eq!(p.client.info().rto_us, 210_000);
+}
+
+#[test]
+fn test_syn_lost_without_timestamps_falls_back_to_3s_rto() {
+    let mut cfg = TcpConfig::default();
+    cfg.tcp_timestamps = false;
+    let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(5));
+    let mut first = true;
+    p.filter = Box::new(move |_, side, seg| {
+        if side == Side::Client && seg.flags.syn() && first {
+            first = false;
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));
+    // tcp_init_metrics: no RTT sample → TCP_TIMEOUT_FALLBACK.
+    assert_eq!(p.client.info().rto_us, 3_000_000);
+}
+
+// ---------------------------------------------------------------- transfer
+
+#[test]
+fn test_bulk_transfer_delivers_all_bytes_and_closes() {
+    let cfg = TcpConfig::default();
+    let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(5));
+    p.ns_per_byte = 80; // 100 Mbit/s
+    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));
+    let total = 3_000_000u64;
+    let mut written = 0;
+    for _ in 0..1_000_000 {
+        if written < total {
+            written += p.client.write(total - written);
+            if written == total {
+                p.client.close();
+            }
+        }
+        if !p.step() {
+            break;
+        }
+        if p.server_read == total && p.client.is_closed() {
+            break;
+        }
+    }
+    assert_eq!(p.server_read, total);
+    assert_eq!(p.client.info().bytes_acked, total + 2); // + SYN and FIN
+    assert!(p.server.read_closed());
+    assert_eq!(p.client.counters().get(Mib::TcpRetransSegs), 0);
+}
+
+#[test]
+fn test_single_loss_enters_recovery_and_exits_with_cwnd_eq_ssthresh() {
+    let cfg = reno();
+    let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(10));
+    p.ns_per_byte = 800; // 10 Mbit/s
+    let mut n = 0;
+    p.filter = Box::new(move |_, side, seg| {
+        if side == Side::Client && seg.payload_len > 0 {
+            n += 1;
+            if n == 40 {
+                return Fate::Drop;
+            }
+        }
+        Fate::Deliver
+    });
+    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));
+    p.client.write(400_000);
+    let mut saw_recovery = false;
+    let mut ssthresh = 0;
+    for _ in 0..100_000 {
+        if !p.step() {
+            break;
+        }
+        let i = p.client.info();
+        if i.ca_state == CaState::Recovery {
+            saw_recovery = true;
+            ssthresh = i.snd_ssthresh;
+        } else if saw_recovery {
+            // First ACK after recovery: cwnd was set to ssthresh.
+            assert_eq!(i.ca_state, CaState::Open);
+            assert_eq!(i.snd_cwnd, ssthresh);
+            break;
+        }
+    }
+    assert!(saw_recovery);
+    assert_eq!(p.client.counters().get(Mib::TcpExtTCPFastRetrans), 1);
+    assert_eq!(p.client.counters().get(Mib::TcpExtTCPSackRecovery), 1);
+    assert_eq!(p.client.counters().get(Mib::TcpExtTCPTimeouts), 0);
+}
+
+#[test]
+fn test_tail_loss_recovered_by_rto_with_backoff() {
+    let cfg = TcpConfig::default();
+    let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(10));
+    // Drop every data segment sent before 700 ms.
+    p.filter = Box::new(move |t, side, seg| {
+        if side == Side::Client && seg.payload_len > 0 && t < Instant::from_millis(700) {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));
+    let t0 = p.now;
+    p.client.write(10 * 1448);
+    let mut rto_times = vec![];
+    let mut last_timeouts = 0;
+    while p.now < Instant::from_millis(3000) {
+        if !p.step() {
+            break;
+        }
+        let t = p.client.counters().get(Mib::TcpExtTCPTimeouts);
+        if t != last_timeouts {
+            rto_times.push(p.now);
+            last_timeouts = t;
+            assert_eq!(p.client.ca_state(), CaState::Loss);
+            assert_eq!(p.client.info().snd_cwnd, 1);
+        }
+    }
+    assert!(rto_times.len() >= 2, "{rto_times:?}");
+    // Exponential backoff: the second timeout waits twice as long.
+    let first_gap = rto_times[0] - t0;
+    let second_gap = rto_times[1] - rto_times[0];
+    assert!(second_gap >= first_gap + first_gap - Duration::from_millis(2), "{first_gap:?} {second_gap:?}");
+    assert_eq!(p.server_read, 10 * 1448);
+}
+
