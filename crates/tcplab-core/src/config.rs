@@ -5,6 +5,8 @@
 //! Every default is current Linux. A kernel era is a [`preset`](TcpConfig::preset):
 //! a bundle of knob values that can still be overridden one by one.
 
+use crate::cc::cubic::{CubicParams, CubicVersion};
+use crate::cc::dctcp::{DctcpParams, DctcpVersion};
 use crate::cc::CcConfig;
 use crate::prr::PrrRule;
 
@@ -153,16 +155,32 @@ impl TcpConfig {
                 c.prr_rule = PrrRule::V3_12;
                 c.ack_on_cwr = false;
                 c.cwnd_growth = if name == "v3.11" { CwndGrowthRule::V3_11 } else { CwndGrowthRule::V3_12 };
+                c.congestion_control = c.congestion_control_named("cubic")?;
             }
             "v4.17" => {
                 c.preset = "v4.17";
                 c.tcp_no_ssthresh_metrics_save = false;
                 c.prr_rule = PrrRule::V4_17;
                 c.ack_on_cwr = false;
+                c.congestion_control = c.congestion_control_named("cubic")?;
             }
             _ => return None,
         }
         Some(c)
+    }
+
+    /// The congestion control `name` in the form of this preset's kernel
+    /// era (CUBIC's window update and HyStart, DCTCP's alpha), so that
+    /// choosing an algorithm keeps the era of the preset.
+    pub fn congestion_control_named(&self, name: &str) -> Option<CcConfig> {
+        let cc = CcConfig::from_name(name)?;
+        Some(match (cc, self.preset) {
+            (CcConfig::Cubic(_), "v3.11" | "v3.12" | "v3.18") => CcConfig::Cubic(CubicParams::for_version(CubicVersion::V3_18)),
+            (CcConfig::Cubic(_), "v3.19") => CcConfig::Cubic(CubicParams::v3_19_as_released()),
+            (CcConfig::Cubic(_), "v4.17") => CcConfig::Cubic(CubicParams::for_version(CubicVersion::V3_19)),
+            (CcConfig::Dctcp(p), "v4.17") => CcConfig::Dctcp(DctcpParams { version: DctcpVersion::V4_17, ..p }),
+            (cc, _) => cc,
+        })
     }
 
     /// `advmss`: MTU minus IPv4 and TCP headers.

@@ -134,7 +134,7 @@ mod tests {
     fn skb(seq: u32, len: u32) -> Skb {
         Skb {
             seq: SeqNum(seq),
-            end_seq: SeqNum(seq + len),
+            end_seq: SeqNum(seq.wrapping_add(len)),
             sacked: 0,
             syn: false,
             fin: false,

@@ -1,0 +1,581 @@
+//! Congestion control, shaped like Linux's `struct tcp_congestion_ops`
+//! (include/net/tcp.h) so that an algorithm reads like its kernel
+//! counterpart and a kernel patch ports line for line.
+//!
+//! The core owns loss recovery and the ca_state machine (tcp_input.c); an
+//! algorithm only answers the hooks. Hooks receive [`CaCtx`], the narrow
+//! slice of `struct tcp_sock` that congestion control may read or write,
+//! instead of the whole socket.
+//!
+//! Shared helpers of net/ipv4/tcp_cong.c (`tcp_slow_start`,
+//! `tcp_cong_avoid_ai`, `tcp_reno_*`) live here; each algorithm lives in a
+//! file named after its kernel file.
+
+use crate::counters::Counters;
+use crate::time::Instant;
+use tcplab_wire::SeqNum;
+
+/// `TCP_INFINITE_SSTHRESH` (include/net/tcp.h).
+pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// `enum tcp_ca_state` (include/uapi/linux/tcp.h). Ordered: a state
+/// compares greater than the ones it may override, as Linux relies on
+/// (`icsk_ca_state < TCP_CA_CWR`).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]
+pub enum CaState {
+    #[default]
+    Open = 0,
+    Disorder = 1,
+    Cwr = 2,
+    Recovery = 3,
+    Loss = 4,
+}
+
+impl CaState {
+    /// `TCP_CA_*` name, as packetdrill scripts and tcp_info print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CaState::Open => "Open",
+            CaState::Disorder => "Disorder",
+            CaState::Cwr => "CWR",
+            CaState::Recovery => "Recovery",
+            CaState::Loss => "Loss",
+        }
+    }
+}
+
+/// `enum tcp_ca_event` (include/net/tcp.h).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum CaEvent {
+    /// First transmit when no packets in flight.
+    TxStart,
+    /// Congestion window restart after idle.
+    CwndRestart,
+    /// End of congestion recovery.
+    CompleteCwr,
+    /// Loss timeout.
+    Loss,
+    /// ECT set, but not CE marked.
+    EcnNoCe,
+    /// Received CE marked IP packet.
+    EcnIsCe,
+    /// Delayed ACK is scheduled (pre-4.18 DCTCP receiver).
+    DelayedAck,
+    /// Non-delayed ACK is sent (pre-4.18 DCTCP receiver).
+    NonDelayedAck,
+}
+
+/// `CA_ACK_*` flags for `in_ack_event` (include/net/tcp.h).
+pub mod ca_ack {
+    /// In slow path processing.
+    pub const SLOWPATH: u32 = 1 << 0;
+    /// ACK updated window.
+    pub const WIN_UPDATE: u32 = 1 << 1;
+    /// ECE bit is set on ACK.
+    pub const ECE: u32 = 1 << 2;
+}
+
+/// `struct ack_sample` (include/net/tcp.h): what `pkts_acked` receives.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct AckSample {
+    /// Packets newly acked (cumulatively) by this ACK.
+    pub pkts_acked: u32,
+    /// The ca RTT sample in µs (most recently sent packet newly (S)ACKed);
+    /// negative when there is none.
+    pub rtt_us: i64,
+    /// `rs.prior_in_flight`.
+    pub in_flight: u32,
+}
+
+/// `sk->sk_pacing_status` (include/net/sock.h).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum PacingStatus {
+    #[default]
+    None = 0,
+    Needed = 1,
+    Fq = 2,
+}
+
+/// The fields of `struct tcp_sock` / `struct sock` that congestion control
+/// reads or writes. The connection keeps this as the real storage of the
+/// cwnd fields and refreshes the read-only snapshot fields before each hook.
+#[derive(Clone, Debug)]
+pub struct CaCtx {
+    /// Congestion window, packets.
+    pub snd_cwnd: u32,
+    /// Slow-start threshold, packets.
+    pub snd_ssthresh: u32,
+    /// Linear increase counter (`snd_cwnd_cnt`).
+    pub snd_cwnd_cnt: u32,
+    /// Upper bound for cwnd (`snd_cwnd_clamp`).
+    pub snd_cwnd_clamp: u32,
+    /// cwnd at the start of the current reduction (`prior_cwnd`).
+    pub prior_cwnd: u32,
+    /// `tp->is_cwnd_limited`, latched by `tcp_cwnd_validate`.
+    pub is_cwnd_limited: bool,
+    /// `tp->max_packets_out` of the current window.
+    pub max_packets_out: u32,
+    /// `tcp_packets_in_flight()` at the time of the hook.
+    pub packets_in_flight: u32,
+    /// `tp->packets_out`.
+    pub packets_out: u32,
+    pub snd_una: SeqNum,
+    pub snd_nxt: SeqNum,
+    /// `tp->mss_cache`, bytes.
+    pub mss_cache: u32,
+    /// `icsk_ca_state`.
+    pub ca_state: CaState,
+    /// Now, for `tcp_mstamp` (µs) and jiffies.
+    pub now: Instant,
+    /// `tcp_jiffies32` at `now`.
+    pub jiffies: u32,
+    /// `HZ` of the modelled kernel.
+    pub hz: u32,
+    /// `tp->lsndtime`: jiffies of the last data transmission.
+    pub lsndtime: u32,
+    /// `tp->delivered`, packets.
+    pub delivered: u32,
+    /// `tp->delivered_ce`, packets.
+    pub delivered_ce: u32,
+    /// `tp->srtt_us` (8× smoothed RTT, µs).
+    pub srtt_us: u32,
+    /// `sk->sk_pacing_rate`, bytes per second.
+    pub pacing_rate: u64,
+    pub pacing_status: PacingStatus,
+    /// `sk->sk_gso_max_size`, bytes.
+    pub gso_max_size: u32,
+    /// `icsk_ack.rcv_mss`.
+    pub rcv_mss: u32,
+    /// ECN was negotiated (`tp->ecn_flags & TCP_ECN_OK`).
+    pub ecn_ok: bool,
+    /// MIB counters the algorithm may increment (HyStart's).
+    pub mib: Counters,
+}
+
+impl Default for CaCtx {
+    fn default() -> Self {
+        CaCtx {
+            snd_cwnd: 10,
+            snd_ssthresh: TCP_INFINITE_SSTHRESH,
+            snd_cwnd_cnt: 0,
+            snd_cwnd_clamp: u32::MAX,
+            prior_cwnd: 0,
+            is_cwnd_limited: true,
+            max_packets_out: 0,
+            packets_in_flight: 0,
+            packets_out: 0,
+            snd_una: SeqNum(0),
+            snd_nxt: SeqNum(0),
+            mss_cache: 1448,
+            ca_state: CaState::Open,
+            now: Instant::ZERO,
+            jiffies: Instant::ZERO.jiffies32(1000),
+            hz: 1000,
+            lsndtime: 0,
+            delivered: 0,
+            delivered_ce: 0,
+            srtt_us: 0,
+            pacing_rate: 0,
+            pacing_status: PacingStatus::None,
+            gso_max_size: 65536,
+            rcv_mss: 536,
+            ecn_ok: false,
+            mib: Counters::default(),
+        }
+    }
+}
+
+impl CaCtx {
+    /// `tcp_in_slow_start()` [≥4.3]: `cwnd < ssthresh`.
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.snd_cwnd < self.snd_ssthresh
+    }
+
+    /// `tcp_is_cwnd_limited()` (include/net/tcp.h, 6.13 order): the
+    /// latched flag, or in slow start
+    /// while cwnd < 2·max_packets_out, so that an application-limited burst
+    /// still doubles the window it used.
+    #[inline]
+    pub fn is_cwnd_limited(&self) -> bool {
+        if self.is_cwnd_limited {
+            return true;
+        }
+        self.in_slow_start() && self.snd_cwnd < 2 * self.max_packets_out
+    }
+
+    /// `tcp_mstamp` in µs.
+    #[inline]
+    pub fn mstamp_us(&self) -> u64 {
+        self.now.as_micros()
+    }
+}
+
+/// The hooks of `struct tcp_congestion_ops`. Required hooks have no default
+/// body; optional ones default to doing nothing, like a NULL pointer in the
+/// kernel's ops table.
+pub trait CongestionOps {
+    /// Module name, as `tcp_congestion_control` takes it.
+    fn name(&self) -> &'static str;
+
+    /// `init` (optional): called when the connection is established.
+    fn init(&mut self, _tp: &mut CaCtx) {}
+
+    /// `ssthresh` (required): the new slow-start threshold after loss.
+    fn ssthresh(&mut self, tp: &mut CaCtx) -> u32;
+
+    /// `cong_avoid` (required unless `cong_control`): grow cwnd.
+    fn cong_avoid(&mut self, tp: &mut CaCtx, ack: SeqNum, acked: u32);
+
+    /// `set_state` (optional): before the ca_state changes.
+    fn set_state(&mut self, _tp: &mut CaCtx, _new_state: CaState) {}
+
+    /// `cwnd_event` (optional).
+    fn cwnd_event(&mut self, _tp: &mut CaCtx, _ev: CaEvent) {}
+
+    /// `in_ack_event` (optional): `flags` are [`ca_ack`] bits.
+    fn in_ack_event(&mut self, _tp: &mut CaCtx, _flags: u32) {}
+
+    /// `pkts_acked` (optional): timing and count of newly acked packets.
+    fn pkts_acked(&mut self, _tp: &mut CaCtx, _sample: &AckSample) {}
+
+    /// `undo_cwnd` (required): cwnd to restore after a spurious reduction.
+    fn undo_cwnd(&mut self, tp: &mut CaCtx) -> u32;
+
+    /// `TCP_CONG_NEEDS_ECN`.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Shared helpers of net/ipv4/tcp_cong.c, with their kernel eras.
+// ---------------------------------------------------------------------------
+
+pub mod cubic;
+pub mod dctcp;
+pub mod hystart;
+pub mod reno;
+
+/// Which kernel's form of the shared `tcp_cong.c` helpers (and of CUBIC,
+/// see [`cubic::CubicVersion`]) to model. The helpers changed twice in ways
+/// that move cwnd by whole packets:
+///
+/// * [`CcEra::V3_18`] (3.13–3.18, modelled on 3.18.30): slow start while
+///   `cwnd <= ssthresh`, growing to at most `ssthresh + 1` and returning
+///   nothing; `tcp_cong_avoid_ai(tp, w)` adds at most one packet per call
+///   (per ACK), whatever the ACK covered.
+/// * [`CcEra::V3_19`] (the 3.19.8 tree, whose tcp_cong.c has the stretch-ACK
+///   changes believed to be mainline v4.0): slow start still `cwnd <=
+///   ssthresh` capped at `ssthresh + 1`, but it returns the acked packets it
+///   did not use, and `tcp_cong_avoid_ai(tp, w, acked)` credits all of them.
+/// * [`CcEra::V4_17`] (4.3 – ~5.18, modelled on 4.17.0): slow start only
+///   while `cwnd < ssthresh`, capped at ssthresh ("tcp: do not slow start
+///   when cwnd equals ssthresh").
+/// * [`CcEra::Current`] (modelled on 6.13.7): as `V4_17`, but
+///   `tcp_is_cwnd_limited` honours the latched `is_cwnd_limited` first, also
+///   in slow start (Neal Cardwell's 2022 cwnd-limited fix).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum CcEra {
+    /// Linux 3.18.30 (also 3.13–3.18).
+    V3_18,
+    /// The 3.19.8 tree (stretch-ACK-aware helpers, = v4.0 – v4.2).
+    V3_19,
+    /// Linux 4.3 – ~5.18, as 4.17.0.
+    V4_17,
+    /// Current Linux, checked against 6.13.7.
+    #[default]
+    Current,
+}
+
+/// `tcp_in_slow_start()` of the era: `cwnd < ssthresh` (≥ 4.3) or
+/// `cwnd <= ssthresh` (before).
+#[inline]
+pub fn tcp_in_slow_start(tp: &CaCtx, era: CcEra) -> bool {
+    match era {
+        CcEra::V4_17 | CcEra::Current => tp.snd_cwnd < tp.snd_ssthresh,
+        CcEra::V3_18 | CcEra::V3_19 => tp.snd_cwnd <= tp.snd_ssthresh,
+    }
+}
+
+/// `tcp_is_cwnd_limited()` (include/net/tcp.h, ≥ 3.16) with the era's
+/// slow-start test. In slow start cwnd may grow while it is below twice the
+/// packets actually sent (`max_packets_out`); otherwise the latched
+/// `tp->is_cwnd_limited` decides. Current Linux checks the latch first, so
+/// a cwnd-limited flow also grows in slow start beyond that bound; before
+/// (≤ `V4_17`) slow start used only the `2·max_packets_out` test.
+///
+/// Note: [`CaCtx::is_cwnd_limited`] implements the pre-2022 order.
+#[inline]
+//= linux:v6.13:include/net/tcp.h#tcp_is_cwnd_limited
+//= linux:v4.17:include/net/tcp.h#tcp_is_cwnd_limited
+pub fn tcp_is_cwnd_limited(tp: &CaCtx, era: CcEra) -> bool {
+    let below_twice_sent = (tp.snd_cwnd as u64) < 2 * tp.max_packets_out as u64;
+    match era {
+        CcEra::Current => tp.is_cwnd_limited || (tcp_in_slow_start(tp, era) && below_twice_sent),
+        CcEra::V3_18 | CcEra::V3_19 | CcEra::V4_17 => {
+            if tcp_in_slow_start(tp, era) {
+                return below_twice_sent;
+            }
+            tp.is_cwnd_limited
+        }
+    }
+}
+
+/// `tcp_slow_start()` (tcp_cong.c, ≥ 4.3): grow cwnd by `acked`, but not
+/// past ssthresh, and return the acked packets left over for congestion
+/// avoidance. The caller keeps the contract `cwnd < ssthresh`.
+///
+/// Linux increases by every packet acked rather than by one per ACK (RFC
+/// 3465 ABC with L = infinity) because stretch ACKs from GRO/LRO receivers
+/// would otherwise slow the ramp-up; capping at ssthresh hands the rest of
+/// a stretch ACK to `tcp_cong_avoid_ai`.
+///
+/// Unsigned arithmetic wraps exactly as the kernel's u32 does.
+//= linux:v6.13:net/ipv4/tcp_cong.c#tcp_slow_start
+pub fn tcp_slow_start(tp: &mut CaCtx, acked: u32) -> u32 {
+    let cwnd = tp.snd_cwnd.wrapping_add(acked).min(tp.snd_ssthresh);
+    let left = acked.wrapping_sub(cwnd.wrapping_sub(tp.snd_cwnd));
+    tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
+    left
+}
+
+/// `tcp_slow_start()` of the 3.19.8 tree (3.13–4.2 cap): may be called at
+/// `cwnd == ssthresh` and then goes one packet past it (`ssthresh + 1`).
+/// Returns the acked packets not used.
+#[doc(alias = "tcp_slow_start")]
+//= linux:v3.19.8:net/ipv4/tcp_cong.c#tcp_slow_start
+pub fn tcp_slow_start_v3_19(tp: &mut CaCtx, acked: u32) -> u32 {
+    let mut cwnd = tp.snd_cwnd.wrapping_add(acked);
+    if cwnd > tp.snd_ssthresh {
+        cwnd = tp.snd_ssthresh.wrapping_add(1);
+    }
+    let left = acked.wrapping_sub(cwnd.wrapping_sub(tp.snd_cwnd));
+    tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
+    left
+}
+
+/// `tcp_slow_start()` of 3.18: as [`tcp_slow_start_v3_19`] but returns
+/// nothing; 3.18's callers do no congestion avoidance on the same ACK.
+#[doc(alias = "tcp_slow_start")]
+//= linux:v3.18.30:net/ipv4/tcp_cong.c#tcp_slow_start
+pub fn tcp_slow_start_v3_18(tp: &mut CaCtx, acked: u32) {
+    let _ = tcp_slow_start_v3_19(tp, acked);
+}
+
+/// Era dispatch of slow start; returns the acked packets left for
+/// congestion avoidance on this ACK (always 0 in 3.18, whose
+/// `cong_avoid` hooks do either slow start or AI, never both).
+pub fn tcp_slow_start_era(tp: &mut CaCtx, acked: u32, era: CcEra) -> u32 {
+    match era {
+        CcEra::V4_17 | CcEra::Current => tcp_slow_start(tp, acked),
+        CcEra::V3_19 => tcp_slow_start_v3_19(tp, acked),
+        CcEra::V3_18 => {
+            tcp_slow_start_v3_18(tp, acked);
+            0
+        }
+    }
+}
+
+/// `tcp_cong_avoid_ai()` (tcp_cong.c, ≥ 3.19.8 tree / v4.0): additive
+/// increase, cwnd += acked / w. Credits left over from a larger `w` are
+/// first turned into one packet ("apply them gently"), then `acked` is
+/// credited and every full `w` becomes one packet. Finally clamped.
+///
+/// `w == 0` would divide by zero in the kernel; here it is treated as
+/// `w == 1` (no caller passes 0: CUBIC's `cnt >= 2`, Reno's `w = cwnd`).
+//= linux:v6.13:net/ipv4/tcp_cong.c#tcp_cong_avoid_ai
+//= linux:v3.19.8:net/ipv4/tcp_cong.c#tcp_cong_avoid_ai
+pub fn tcp_cong_avoid_ai(tp: &mut CaCtx, w: u32, acked: u32) {
+    let w = w.max(1);
+    if tp.snd_cwnd_cnt >= w {
+        tp.snd_cwnd_cnt = 0;
+        tp.snd_cwnd = tp.snd_cwnd.wrapping_add(1);
+    }
+    tp.snd_cwnd_cnt = tp.snd_cwnd_cnt.wrapping_add(acked);
+    if tp.snd_cwnd_cnt >= w {
+        let delta = tp.snd_cwnd_cnt / w;
+        tp.snd_cwnd_cnt = tp.snd_cwnd_cnt.wrapping_sub(delta.wrapping_mul(w));
+        tp.snd_cwnd = tp.snd_cwnd.wrapping_add(delta);
+    }
+    tp.snd_cwnd = tp.snd_cwnd.min(tp.snd_cwnd_clamp);
+}
+
+/// `tcp_cong_avoid_ai(tp, w)` of 3.18: one call is one ACK, whatever it
+/// covered. When `snd_cwnd_cnt` has reached `w`, cwnd grows by one (below
+/// the clamp) and the counter restarts; otherwise the counter counts this
+/// ACK. So cwnd grows by one per `w + 1` ACKs.
+#[doc(alias = "tcp_cong_avoid_ai")]
+//= linux:v3.18.30:net/ipv4/tcp_cong.c#tcp_cong_avoid_ai
+pub fn tcp_cong_avoid_ai_v3_18(tp: &mut CaCtx, w: u32) {
+    if tp.snd_cwnd_cnt >= w {
+        if tp.snd_cwnd < tp.snd_cwnd_clamp {
+            tp.snd_cwnd += 1;
+        }
+        tp.snd_cwnd_cnt = 0;
+    } else {
+        tp.snd_cwnd_cnt = tp.snd_cwnd_cnt.wrapping_add(1);
+    }
+}
+
+/// Era dispatch of additive increase (3.18 ignores `acked`).
+pub fn tcp_cong_avoid_ai_era(tp: &mut CaCtx, w: u32, acked: u32, era: CcEra) {
+    match era {
+        CcEra::V3_18 => tcp_cong_avoid_ai_v3_18(tp, w),
+        CcEra::V3_19 | CcEra::V4_17 | CcEra::Current => tcp_cong_avoid_ai(tp, w, acked),
+    }
+}
+
+/// `tcp_reno_ssthresh()`: halve cwnd, but not below 2.
+#[inline]
+//= linux:v6.13:net/ipv4/tcp_cong.c#tcp_reno_ssthresh
+pub fn tcp_reno_ssthresh(tp: &CaCtx) -> u32 {
+    (tp.snd_cwnd >> 1).max(2)
+}
+
+/// `tcp_reno_undo_cwnd()` (≥ 4.13): restore the cwnd the reduction started
+/// from, `max(cwnd, prior_cwnd)`. CUBIC uses it too since 4.13.
+#[inline]
+//= linux:v6.13:net/ipv4/tcp_cong.c#tcp_reno_undo_cwnd
+pub fn tcp_reno_undo_cwnd(tp: &CaCtx) -> u32 {
+    tp.snd_cwnd.max(tp.prior_cwnd)
+}
+
+/// `tcp_reno_cong_avoid()` (≥ 4.3): only when cwnd-limited; slow start,
+/// then additive increase with `w = cwnd` on whatever slow start left.
+//= linux:v6.13:net/ipv4/tcp_cong.c#tcp_reno_cong_avoid
+pub fn tcp_reno_cong_avoid(tp: &mut CaCtx, _ack: SeqNum, acked: u32) {
+    tcp_reno_cong_avoid_era(tp, acked, CcEra::Current);
+}
+
+/// `tcp_reno_cong_avoid()` in the given era's form (3.18: slow start or one
+/// AI step per ACK; 3.19.8 tree: stretch-ACK aware, `cwnd <= ssthresh`).
+pub fn tcp_reno_cong_avoid_era(tp: &mut CaCtx, acked: u32, era: CcEra) {
+    if !tcp_is_cwnd_limited(tp, era) {
+        return;
+    }
+    let mut acked = acked;
+    if tcp_in_slow_start(tp, era) {
+        if era == CcEra::V3_18 {
+            tcp_slow_start_v3_18(tp, acked);
+            return;
+        }
+        acked = tcp_slow_start_era(tp, acked, era);
+        if acked == 0 {
+            return;
+        }
+    }
+    let w = tp.snd_cwnd;
+    tcp_cong_avoid_ai_era(tp, w, acked, era);
+}
+
+// ---------------------------------------------------------------------------
+// Enum dispatch and name lookup (tcp_ca_find).
+// ---------------------------------------------------------------------------
+
+/// A congestion-control module and its parameters, as
+/// `net.ipv4.tcp_congestion_control` plus the module's parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CcConfig {
+    /// `reno` (tcp_cong.c), current form. For an older era construct
+    /// [`reno::Reno::with_era`] directly.
+    Reno,
+    /// `cubic` (tcp_cubic.c) with its module parameters and era.
+    Cubic(cubic::CubicParams),
+    /// `dctcp` (tcp_dctcp.c) with its module parameters and era.
+    Dctcp(dctcp::DctcpParams),
+}
+
+impl CcConfig {
+    /// `tcp_ca_find()`: the module by name with default parameters.
+    pub fn from_name(name: &str) -> Option<CcConfig> {
+        match name {
+            "reno" => Some(CcConfig::Reno),
+            "cubic" => Some(CcConfig::Cubic(cubic::CubicParams::default())),
+            "dctcp" => Some(CcConfig::Dctcp(dctcp::DctcpParams::default())),
+            _ => None,
+        }
+    }
+
+    /// The module name (`tcp_congestion_ops.name`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcConfig::Reno => "reno",
+            CcConfig::Cubic(_) => "cubic",
+            CcConfig::Dctcp(_) => "dctcp",
+        }
+    }
+}
+
+impl Default for CcConfig {
+    /// CUBIC with current defaults, as Linux's default.
+    fn default() -> Self {
+        CcConfig::Cubic(cubic::CubicParams::default())
+    }
+}
+
+/// Every built-in algorithm behind one type, dispatched by `match` (like
+/// smoltcp's `AnyController`), so a connection needs no boxing.
+#[derive(Clone, Debug)]
+pub enum AnyCc {
+    Reno(reno::Reno),
+    Cubic(cubic::Cubic),
+    Dctcp(dctcp::Dctcp),
+}
+
+impl AnyCc {
+    /// Builds the algorithm for `cfg`; derived constants (CUBIC's
+    /// `beta_scale`, `cube_factor`) are computed here, once, as module load
+    /// does. Call [`CongestionOps::init`] when the connection is
+    /// established.
+    pub fn new(cfg: &CcConfig) -> AnyCc {
+        match cfg {
+            CcConfig::Reno => AnyCc::Reno(reno::Reno::new()),
+            CcConfig::Cubic(p) => AnyCc::Cubic(cubic::Cubic::new(p.clone())),
+            CcConfig::Dctcp(p) => AnyCc::Dctcp(dctcp::Dctcp::new(p.clone())),
+        }
+    }
+}
+
+macro_rules! any_cc_dispatch {
+    ($self:ident, $cc:ident => $e:expr) => {
+        match $self {
+            AnyCc::Reno($cc) => $e,
+            AnyCc::Cubic($cc) => $e,
+            AnyCc::Dctcp($cc) => $e,
+        }
+    };
+}
+
+impl CongestionOps for AnyCc {
+    fn name(&self) -> &'static str {
+        any_cc_dispatch!(self, cc => cc.name())
+    }
+    fn init(&mut self, tp: &mut CaCtx) {
+        any_cc_dispatch!(self, cc => cc.init(tp))
+    }
+    fn ssthresh(&mut self, tp: &mut CaCtx) -> u32 {
+        any_cc_dispatch!(self, cc => cc.ssthresh(tp))
+    }
+    fn cong_avoid(&mut self, tp: &mut CaCtx, ack: SeqNum, acked: u32) {
+        any_cc_dispatch!(self, cc => cc.cong_avoid(tp, ack, acked))
+    }
+    fn set_state(&mut self, tp: &mut CaCtx, new_state: CaState) {
+        any_cc_dispatch!(self, cc => cc.set_state(tp, new_state))
+    }
+    fn cwnd_event(&mut self, tp: &mut CaCtx, ev: CaEvent) {
+        any_cc_dispatch!(self, cc => cc.cwnd_event(tp, ev))
+    }
+    fn in_ack_event(&mut self, tp: &mut CaCtx, flags: u32) {
+        any_cc_dispatch!(self, cc => cc.in_ack_event(tp, flags))
+    }
+    fn pkts_acked(&mut self, tp: &mut CaCtx, sample: &AckSample) {
+        any_cc_dispatch!(self, cc => cc.pkts_acked(tp, sample))
+    }
+    fn undo_cwnd(&mut self, tp: &mut CaCtx) -> u32 {
+        any_cc_dispatch!(self, cc => cc.undo_cwnd(tp))
+    }
+    fn needs_ecn(&self) -> bool {
+        any_cc_dispatch!(self, cc => cc.needs_ecn())
+    }
+}
