@@ -159,16 +159,15 @@ fn test_single_loss_enters_recovery_and_exits_with_cwnd_eq_ssthresh() {
 fn test_tail_loss_recovered_by_rto_with_backoff() {
     let cfg = TcpConfig::default();
     let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(10));
-    // Drop every data segment sent before 700 ms.
+    // Drop every data segment sent before 1.5 s.
     p.filter = Box::new(move |t, side, seg| {
-        if side == Side::Client && seg.payload_len > 0 && t < Instant::from_millis(700) {
+        if side == Side::Client && seg.payload_len > 0 && t < Instant::from_millis(1500) {
             Fate::Drop
         } else {
             Fate::Deliver
         }
     });
     assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));
-    let t0 = p.now;
     p.client.write(10 * 1448);
     let mut rto_times = vec![];
     let mut last_timeouts = 0;
@@ -184,11 +183,14 @@ fn test_tail_loss_recovered_by_rto_with_backoff() {
             assert_eq!(p.client.info().snd_cwnd, 1);
         }
     }
-    assert!(rto_times.len() >= 2, "{rto_times:?}");
-    // Exponential backoff: the second timeout waits twice as long.
-    let first_gap = rto_times[0] - t0;
-    let second_gap = rto_times[1] - rto_times[0];
-    assert!(second_gap >= first_gap + first_gap - Duration::from_millis(2), "{first_gap:?} {second_gap:?}");
+    assert!(rto_times.len() >= 3, "{rto_times:?}");
+    // A tail loss probe went first (2·srtt + 2 ms after the burst).
+    assert_eq!(p.client.counters().get(Mib::TcpExtTCPLossProbes), 1);
+    // Exponential backoff: each timeout waits twice as long as the last.
+    let gap1 = rto_times[1] - rto_times[0];
+    let gap2 = rto_times[2] - rto_times[1];
+    assert_eq!(gap1, Duration::from_millis(440), "{rto_times:?}");
+    assert_eq!(gap2, Duration::from_millis(880), "{rto_times:?}");
     assert_eq!(p.server_read, 10 * 1448);
 }
 

@@ -20,6 +20,36 @@ pub(super) struct SackState {
     pub last_sackt: Option<Instant>,
     pub flag: u32,
     pub sack_delivered: u32,
+    /// Rate sample: `tx.delivered` of the most recently sent segment this
+    /// ACK delivered (`rs->prior_delivered`), with its send time and end.
+    pub rs_prior_delivered: Option<u32>,
+    rs_xmit: Instant,
+    rs_end_seq: SeqNum,
+}
+
+impl SackState {
+    fn new(reord: SeqNum) -> SackState {
+        SackState {
+            reord,
+            first_sackt: None,
+            last_sackt: None,
+            flag: 0,
+            sack_delivered: 0,
+            rs_prior_delivered: None,
+            rs_xmit: Instant::ZERO,
+            rs_end_seq: SeqNum(0),
+        }
+    }
+
+    /// `tcp_rate_skb_delivered`, the part RACK needs: remember the most
+    /// recently sent delivered segment.
+    fn rate_skb_delivered(&mut self, xmit: Instant, end_seq: SeqNum, tx_delivered: u32) {
+        if self.rs_prior_delivered.is_none() || xmit > self.rs_xmit || (xmit == self.rs_xmit && end_seq.after(self.rs_end_seq)) {
+            self.rs_prior_delivered = Some(tx_delivered);
+            self.rs_xmit = xmit;
+            self.rs_end_seq = end_seq;
+        }
+    }
 }
 
 impl Connection {
@@ -29,24 +59,21 @@ impl Connection {
         let prior_snd_una = self.snd_una;
         let ack = seg.ack;
         let mut flag: u32 = FLAG_SLOWPATH;
+        let prior_delivered = self.tp.delivered;
+        let mut rexmit = Rexmit::None;
 
-        // RFC 793: an ACK below snd_una is old; SACK blocks on it may
-        // still carry news (D-SACK undo).
+        // RFC 793: an ACK below snd_una is old; its SACK blocks may still
+        // carry news (D-SACK undo).
         if ack.before(prior_snd_una) {
             if seg.options.sack_len > 0 && self.sack_ok {
-                let mut st = self.sacktag(now, seg, prior_snd_una);
-                self.count_delivered(st.sack_delivered, seg.flags.ece() && self.ecn.ok);
-                if st.flag & FLAG_DSACKING_ACK != 0 && self.undo_marker.is_some() {
-                    let mut rexmit = Rexmit::None;
-                    let prior_delivered = self.tp.delivered;
-                    self.fastretrans_alert(prior_snd_una, 0, &mut st.flag, &mut rexmit);
-                    let _ = prior_delivered;
-                    if rexmit != Rexmit::None {
-                        self.rexmit = rexmit;
-                    }
-                }
+                let st = self.sacktag(now, seg, prior_snd_una);
+                flag |= st.flag;
+                self.count_delivered(st.sack_delivered, false);
+                self.fastretrans_alert(prior_snd_una, 0, &mut flag, &mut rexmit);
+                self.note_delivered(prior_delivered, false);
+                self.rexmit = rexmit;
             }
-            return Some(0);
+            return Some(flag);
         }
         // Acknowledges something not yet sent: drop it.
         if ack.after(self.snd_nxt) {
@@ -59,7 +86,6 @@ impl Connection {
         let prior_fack = self.highest_sack_seq();
         let prior_packets = self.packets_out;
         let prior_in_flight = self.packets_in_flight();
-        let prior_delivered = self.tp.delivered;
         let prior_lost = self.lost;
 
         if seg.payload_len > 0 {
@@ -67,13 +93,7 @@ impl Connection {
         }
         flag |= self.ack_update_window(seg);
 
-        let mut sack = SackState {
-            reord: self.snd_nxt,
-            first_sackt: None,
-            last_sackt: None,
-            flag: 0,
-            sack_delivered: 0,
-        };
+        let mut sack = SackState::new(self.snd_nxt);
         if seg.options.sack_len > 0 && self.sack_ok {
             sack = self.sacktag(now, seg, prior_snd_una);
             flag |= sack.flag;
@@ -96,27 +116,33 @@ impl Connection {
         self.cc.in_ack_event(&mut self.tp, ack_ev);
 
         if prior_packets == 0 {
-            // no_queue: nothing outstanding. A zero window with unsent
-            // data arms the persist timer (tcp_ack_probe).
+            // no_queue: nothing was outstanding.
+            if flag & FLAG_DSACKING_ACK != 0 {
+                self.fastretrans_alert(prior_snd_una, 0, &mut flag, &mut rexmit);
+                self.note_delivered(prior_delivered, ece);
+            }
             self.ack_probe(now);
+            self.process_tlp_ack(ack, flag);
             return Some(flag);
         }
 
         self.tcp_clean_rtx_queue(now, prior_fack, prior_snd_una, &mut sack, &mut flag, seg);
+        self.rack_update_reo_wnd(sack.rs_prior_delivered);
+        self.process_tlp_ack(ack, flag);
 
-        let mut rexmit = Rexmit::None;
         if self.ack_is_dubious(flag) {
             let dup = (flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DSACKING_ACK) == 0) as u32;
             self.fastretrans_alert(prior_snd_una, dup, &mut flag, &mut rexmit);
         }
-        if flag & FLAG_SET_XMIT_TIMER != 0 {
+        // tcp_set_xmit_timer: a loss probe, else the RTO.
+        if flag & FLAG_SET_XMIT_TIMER != 0 && !self.schedule_loss_probe(true) {
             self.rearm_rto(now);
         }
-        if self.packets_out == 0 {
-            self.timers.stop(super::Timer::Retrans);
+        if self.packets_out == 0 && self.timers.pending().is_some_and(|t| t != super::Timer::Probe0) {
+            self.timers.clear();
         }
 
-        let delivered = self.tp.delivered.wrapping_sub(prior_delivered);
+        let delivered = self.note_delivered(prior_delivered, ece);
         let newly_lost = self.lost.wrapping_sub(prior_lost);
         self.cong_control(ack, delivered, newly_lost, flag, prior_in_flight);
         self.rexmit = rexmit;
@@ -124,11 +150,18 @@ impl Connection {
             // tcp_check_space → tcp_new_space
             self.sndbuf_expand();
         }
+        Some(flag)
+    }
+
+    /// `tcp_newly_delivered`: packets delivered by this ACK (cumulatively,
+    /// by SACK or, without SACK, by duplicate ACKs), counted in the MIB.
+    fn note_delivered(&mut self, prior_delivered: u32, ece: bool) -> u32 {
+        let delivered = self.tp.delivered.wrapping_sub(prior_delivered);
         self.tp.mib.add(Mib::TcpExtTCPDelivered, delivered as u64);
         if ece {
             self.tp.mib.add(Mib::TcpExtTCPDeliveredCE, delivered as u64);
         }
-        Some(flag)
+        delivered
     }
 
     /// `tcp_ack_is_dubious`: anything other than a plain in-order ACK in
@@ -197,10 +230,17 @@ impl Connection {
     pub(super) fn rearm_rto(&mut self, now: Instant) {
         if self.packets_out == 0 {
             self.timers.stop(super::Timer::Retrans);
-        } else {
-            let rto = self.rto_now();
-            self.timers.set_xmit(super::Timer::Retrans, now + rto);
+            return;
         }
+        let mut rto = self.rto_now();
+        // Converting from a REO or TLP timer: keep the RTO relative to the
+        // head's transmission (tcp_rto_delta_us).
+        if matches!(self.timers.pending(), Some(super::Timer::ReoTimeout | super::Timer::LossProbe)) {
+            let delta = self.rto_delta_us().max(1) as u32;
+            let j = crate::rtt::usecs_to_jiffies(delta, self.cfg.hz);
+            rto = crate::rtt::jiffies_to_duration(j, self.cfg.hz);
+        }
+        self.timers.set_xmit(super::Timer::Retrans, now + rto);
     }
 
     // ------------------------------------------------------------------
@@ -211,21 +251,9 @@ impl Connection {
     /// reordering. Work is proportional to the segments the blocks cover.
     fn sacktag(&mut self, now: Instant, seg: &SegmentRepr, prior_snd_una: SeqNum) -> SackState {
         let _ = now;
-        let mut st = SackState {
-            reord: self.snd_nxt,
-            first_sackt: None,
-            last_sackt: None,
-            flag: 0,
-            sack_delivered: 0,
-        };
+        let mut st = SackState::new(self.snd_nxt);
         let blocks = seg.options.sack_blocks();
-        if blocks.is_empty() || self.rtx.is_empty() && !blocks[0].start.before(seg.ack) {
-            // Nothing outstanding to tag, but a D-SACK can still count.
-        }
-        let found_dup_sack = self.check_dsack(seg, prior_snd_una);
-        if found_dup_sack {
-            st.flag |= FLAG_DSACKING_ACK;
-        }
+        let found_dup_sack = self.check_dsack(seg, prior_snd_una, &mut st);
 
         for (i, b) in blocks.iter().enumerate() {
             let dup_sack = found_dup_sack && i == 0;
@@ -248,10 +276,17 @@ impl Connection {
                 // tcp_match_skb_to_sack's fragmentation: segments are
                 // MSS-sized and blocks are built from them).
                 if skb.seq.after_eq(start) {
-                    let (seq, end_seq, sacked, xmit) = (skb.seq, skb.end_seq, skb.sacked, skb.xmit_time);
+                    let (seq, end_seq, sacked, xmit, txd) = (skb.seq, skb.end_seq, skb.sacked, skb.xmit_time, skb.tx_delivered);
                     let new = self.sacktag_one(&mut st, sacked, seq, end_seq, dup_sack, xmit);
+                    if new & SACKED_ACKED != 0 && sacked & SACKED_ACKED == 0 {
+                        st.rate_skb_delivered(xmit, end_seq, txd);
+                    }
                     if let Some(s) = self.rtx.get_mut(idx) {
                         s.sacked = new;
+                    }
+                    // SACKed segments leave RACK's send-time list.
+                    if new & SACKED_ACKED != 0 {
+                        self.rtx.tsorted_unlink(idx);
                     }
                 }
                 idx += 1;
@@ -286,35 +321,64 @@ impl Connection {
         !start.before(end - self.max_window.max(1))
     }
 
-    /// `tcp_check_dsack`: is the first block a D-SACK (RFC 2883)?
-    fn check_dsack(&mut self, seg: &SegmentRepr, prior_snd_una: SeqNum) -> bool {
+    /// `tcp_check_dsack`: is the first block a D-SACK (RFC 2883)? Below
+    /// the cumulative ACK, or inside the second block.
+    fn check_dsack(&mut self, seg: &SegmentRepr, prior_snd_una: SeqNum, st: &mut SackState) -> bool {
         let blocks = seg.options.sack_blocks();
-        let Some(first) = blocks.first() else { return false };
-        let dup = if first.start.before(seg.ack) {
+        let Some(first) = blocks.first().copied() else { return false };
+        if first.start.before(seg.ack) {
             self.tp.mib.inc(Mib::TcpExtTCPDSACKRecv);
-            true
         } else if blocks.len() > 1 {
             let second = blocks[1];
-            if first.end.before_eq(second.end) && first.start.after_eq(second.start) {
-                self.tp.mib.inc(Mib::TcpExtTCPDSACKOfoRecv);
-                true
-            } else {
-                false
+            if first.end.after(second.end) || first.start.before(second.start) {
+                return false;
             }
+            self.tp.mib.inc(Mib::TcpExtTCPDSACKOfoRecv);
         } else {
-            false
-        };
-        if !dup || !self.cfg.tcp_dsack {
             return false;
         }
-        // A D-SACK of something below snd_una undoes one retransmission.
+        let dup_segs = self.dsack_seen(first.start, first.end, st);
+        if dup_segs == 0 {
+            // Dubious D-SACK: ignored.
+            return false;
+        }
+        // D-SACK of data below snd_una: one more spurious retransmission.
         if let Some(undo) = self.undo_marker {
             if self.undo_retrans > 0 && first.end.before_eq(prior_snd_una) && first.end.after(undo) {
-                let segs = (first.end - first.start).div_ceil(self.tp.mss_cache.max(1)).max(1) as i32;
-                self.undo_retrans = (self.undo_retrans - segs).max(0);
+                self.undo_retrans = (self.undo_retrans - dup_segs as i32).max(0);
             }
         }
         true
+    }
+
+    /// `tcp_dsack_seen`: how many segments a D-SACK reports as duplicate;
+    /// 0 for a dubious one (larger than any window, or more duplicates
+    /// than were ever retransmitted). Each counts as delivered.
+    fn dsack_seen(&mut self, start: SeqNum, end: SeqNum, st: &mut SackState) -> u32 {
+        if !start.before(end) {
+            return 0;
+        }
+        let len = end - start;
+        if len > self.max_window {
+            return 0;
+        }
+        let mss = self.tp.mss_cache.max(1);
+        let mut dup_segs = 1;
+        if len > mss {
+            dup_segs = len.div_ceil(mss);
+        } else if self.tlp_high_seq == Some(end) {
+            st.flag |= FLAG_DSACK_TLP;
+        }
+        self.dsack_dups = self.dsack_dups.wrapping_add(dup_segs);
+        if self.dsack_dups > self.total_retrans {
+            return 0;
+        }
+        if self.reord_seen > 0 && st.flag & FLAG_DSACK_TLP == 0 {
+            self.rack.dsack_seen = true;
+        }
+        st.flag |= FLAG_DSACKING_ACK;
+        st.sack_delivered += dup_segs;
+        dup_segs
     }
 
     /// `tcp_sacktag_one`: the per-segment scoreboard update.
@@ -392,22 +456,6 @@ impl Connection {
         sacked
     }
 
-    /// `tcp_rack_advance` (tcp_recovery.c): remember the most recently
-    /// sent segment known delivered. A retransmission is skipped when its
-    /// RTT is shorter than min_rtt (the ACK may be for the original).
-    pub(super) fn rack_advance(&mut self, sacked: u8, end_seq: SeqNum, xmit_time: Instant) {
-        let rtt_us = self.tp.now.saturating_since(xmit_time).as_micros() as u32;
-        if sacked & RETRANS != 0 && rtt_us < self.min_rtt.get() {
-            return;
-        }
-        let newer = xmit_time > self.rack.mstamp || (xmit_time == self.rack.mstamp && end_seq.after(self.rack.end_seq));
-        if newer {
-            self.rack.rtt_us = rtt_us;
-            self.rack.mstamp = xmit_time;
-            self.rack.end_seq = end_seq;
-        }
-    }
-
     /// `tcp_check_sack_reordering` (≥4.15): a hole below the highest SACK
     /// was filled by an original transmission; raise `reordering` to the
     /// distance in packets, capped by tcp_max_reordering.
@@ -480,6 +528,7 @@ impl Connection {
             if sacked & SACKED_ACKED != 0 {
                 self.sacked_out = self.sacked_out.saturating_sub(1);
             } else if self.sack_ok {
+                sack.rate_skb_delivered(skb.xmit_time, skb.end_seq, skb.tx_delivered);
                 self.count_delivered(1, ece);
                 self.rack_advance(sacked, skb.end_seq, skb.xmit_time);
             }

@@ -33,7 +33,7 @@
 
 mod input;
 mod output;
-#[path = "receiver_stub.rs"]
+mod rack;
 mod receiver;
 mod recovery;
 mod rtx_queue;
@@ -45,6 +45,7 @@ use crate::counters::{Counters, Mib};
 use crate::minmax::MinRttFilter;
 use crate::rtt::RttEstimator;
 use crate::time::{Duration, Instant};
+use rack::Rack;
 use receiver::Receiver;
 use rtx_queue::RtxQueue;
 use tcplab_wire::{SegmentRepr, SeqNum, TcpFlags};
@@ -132,16 +133,6 @@ struct EcnFlags {
     queue_cwr: bool,
 }
 
-/// The minimum RACK state that non-RACK code in Linux still reads
-/// (`tp->rack`, updated by `tcp_rack_advance`, tcp_recovery.c): the send
-/// time and RTT of the most recently sent segment known delivered.
-#[derive(Clone, Copy, Debug, Default)]
-struct Rack {
-    mstamp: Instant,
-    rtt_us: u32,
-    end_seq: SeqNum,
-}
-
 /// One TCP endpoint. See the module docs for the calling protocol.
 pub struct Connection {
     cfg: TcpConfig,
@@ -211,6 +202,14 @@ pub struct Connection {
     /// The RTO handler retransmits the head outside tcp_xmit_retransmit_queue.
     rto_head_pending: bool,
     rack: Rack,
+    /// `dsack_dups`: segments reported duplicate by D-SACKs.
+    dsack_dups: u32,
+    /// `tlp_high_seq`: snd_nxt when the outstanding loss probe was sent.
+    tlp_high_seq: Option<SeqNum>,
+    /// The outstanding probe was a retransmission (`tlp_retrans`).
+    tlp_retrans: bool,
+    /// The probe timer fired; the output path sends the probe.
+    tlp_pending: bool,
     /// `is_cwnd_limited` bookkeeping of tcp_cwnd_validate.
     cwnd_usage_seq: SeqNum,
     snd_cwnd_used: u32,
@@ -230,6 +229,8 @@ pub struct Connection {
     // ---- pending control segments ----
     syn_pending: bool,
     ack_pending: bool,
+    /// A segment was received; decide on an ACK once any data went out.
+    ack_check_due: bool,
     rst_pending: Option<SegmentRepr>,
 
     bytes_acked: u64,
@@ -299,6 +300,10 @@ impl Connection {
             rexmit: Rexmit::None,
             rto_head_pending: false,
             rack: Rack::default(),
+            dsack_dups: 0,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            tlp_pending: false,
             cwnd_usage_seq: iss,
             snd_cwnd_used: 0,
             snd_cwnd_stamp: 0,
@@ -311,6 +316,7 @@ impl Connection {
             rcv: Receiver::new(cfg),
             syn_pending: false,
             ack_pending: false,
+            ack_check_due: false,
             rst_pending: None,
             bytes_acked: 0,
             data_segs_out: 0,
@@ -437,14 +443,14 @@ impl Connection {
         self.rcv.readable()
     }
 
-    /// Consumes up to `max` readable bytes.
+    /// Consumes up to `max` readable bytes (at the time of the last input).
     pub fn read(&mut self, max: u64) -> u64 {
-        let n = self.rcv.read(max);
-        if n > 0 && self.rcv.window_update_due() {
-            // tcp_cleanup_rbuf: announce a window that grew a lot.
+        let out = self.rcv.read(self.tp.now, max);
+        if out.ack_now {
+            // tcp_cleanup_rbuf: an owed ACK, or a window that grew a lot.
             self.ack_pending = true;
         }
-        n
+        out.bytes
     }
 
     /// The peer sent FIN and all data before it was read.
@@ -488,19 +494,20 @@ impl Connection {
     /// The earliest deadline at which [`handle_timeout`](Self::handle_timeout)
     /// must be called.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match (self.timers.next(), self.rcv.delack_deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.timers.next(), self.rcv.delack_deadline(), self.rcv.comp_sack_deadline()].into_iter().flatten().min()
     }
 
     /// Runs every timer whose deadline is at or before `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.set_now(now);
-        if let Some(d) = self.rcv.delack_deadline() {
-            if d <= now && self.rcv.on_delack_timer(now, &mut self.tp.mib) {
+        if self.rcv.delack_deadline().is_some_and(|d| d <= now) {
+            let env = self.rcv_env();
+            if self.rcv.on_delack_timer(now, &env, &mut self.tp.mib) {
                 self.ack_pending = true;
             }
+        }
+        if self.rcv.comp_sack_deadline().is_some_and(|d| d <= now) && self.rcv.on_comp_sack_timer(now) {
+            self.ack_pending = true;
         }
         for t in Timer::VALUES {
             if self.timers.get(t).is_some_and(|d| d <= now) {
@@ -508,8 +515,8 @@ impl Connection {
                 match t {
                     Timer::Retrans => self.retransmit_timer(now),
                     Timer::Probe0 => self.probe_timer(now),
-                    // Armed only by RACK-TLP, which this model adds later.
-                    Timer::LossProbe | Timer::ReoTimeout => {}
+                    Timer::LossProbe => self.loss_probe_timer(now),
+                    Timer::ReoTimeout => self.rack_reo_timeout(now),
                 }
             }
         }
@@ -584,7 +591,7 @@ impl Connection {
             self.reset_unexpected(seg);
             return;
         }
-        self.negotiate(seg);
+        self.negotiate(seg, true);
         // tcp_ecn_create_request: the peer asked (ECE+CWR on a non-ECT
         // SYN) and we allow it.
         let asked = seg.flags.ece() && seg.flags.cwr() && !seg.ecn.is_ect();
@@ -599,7 +606,7 @@ impl Connection {
 
     /// Records what the peer's SYN offered (`tcp_parse_options`,
     /// `tcp_openreq_init` / `tcp_rcv_synsent_state_process`).
-    fn negotiate(&mut self, seg: &SegmentRepr) {
+    fn negotiate(&mut self, seg: &SegmentRepr, passive: bool) {
         let o = &seg.options;
         self.sack_ok = self.cfg.tcp_sack && o.sack_permitted;
         self.tstamp_ok = self.cfg.tcp_timestamps && o.timestamp.is_some();
@@ -611,7 +618,7 @@ impl Connection {
         // tcp_sync_mss: the path MSS less the timestamp option.
         let mss = self.mss_clamp.min(self.cfg.advmss());
         self.tp.mss_cache = mss.saturating_sub(if self.tstamp_ok { 12 } else { 0 }).max(8);
-        self.rcv.on_syn(seg.seq, o, self.tstamp_ok);
+        self.rcv.on_syn(self.tp.now, seg.seq, o, passive);
     }
 
     /// SYN-SENT (`tcp_rcv_synsent_state_process`).
@@ -629,7 +636,7 @@ impl Connection {
         if !seg.flags.syn() {
             return;
         }
-        self.negotiate(seg);
+        self.negotiate(seg, false);
         if !seg.flags.ack() {
             // Simultaneous open is not modelled; Linux would go to SYN-RECV.
             return;
@@ -649,10 +656,9 @@ impl Connection {
 
     /// Synchronized states, and SYN-RECEIVED (`tcp_rcv_state_process`).
     fn rcv_synchronized(&mut self, now: Instant, seg: &SegmentRepr) {
-        // tcp_sequence: is any part of the segment inside the window?
-        if !self.rcv.acceptable(seg) {
-            if !seg.flags.rst() {
-                // tcp_send_dupack
+        // tcp_validate_incoming: PAWS and tcp_sequence.
+        if self.rcv.paws_reject(seg) || !self.rcv.acceptable(seg) {
+            if !seg.flags.rst() && self.rcv.on_unacceptable(now, seg, &mut self.tp.mib) {
                 self.ack_pending = true;
             }
             return;
@@ -687,23 +693,25 @@ impl Connection {
         } else if self.tcp_ack(now, seg).is_none() {
             return;
         }
+        let old_ack = seg.ack.before(self.snd_una);
         self.fin_acked_transitions();
 
         if self.state == TcpState::Closed {
             return;
         }
-        let env = receiver::RcvEnv {
-            srtt_us: self.rtt.srtt_us(),
-            rto: self.rtt.rto(),
-            ecn_ok: self.ecn.ok,
-        };
+        let env = receiver::RcvEnv { old_ack, ..self.rcv_env() };
         let out = self.rcv.on_segment(now, seg, &env, &mut self.tp.mib);
         if let Some(ce) = out.ce {
-            self.cc.cwnd_event(&mut self.tp, if ce { CaEvent::EcnIsCe } else { CaEvent::EcnNoCe });
+            if self.cc.needs_ecn() {
+                self.sync_ca_ctx();
+                self.cc.cwnd_event(&mut self.tp, if ce { CaEvent::EcnIsCe } else { CaEvent::EcnNoCe });
+            }
         }
         if out.ack_now {
             self.ack_pending = true;
         }
+        // __tcp_ack_snd_check runs after any data went out (poll_transmit).
+        self.ack_check_due = true;
         if out.fin {
             self.state = match self.state {
                 TcpState::Established => TcpState::CloseWait,
@@ -740,10 +748,23 @@ impl Connection {
         self.timers.clear();
     }
 
+    /// What the receive half needs to know of the rest of the socket.
+    fn rcv_env(&self) -> receiver::RcvEnv {
+        receiver::RcvEnv {
+            srtt_us: self.rtt.srtt_us() >> 3,
+            rto: self.rtt.rto(),
+            ecn_ok: self.ecn.ok,
+            ca_needs_ecn: self.cc.needs_ecn(),
+            tsval_now: self.ts_now(),
+            old_ack: false,
+            fin_sent: matches!(self.state, TcpState::FinWait1 | TcpState::FinWait2 | TcpState::Closing),
+        }
+    }
+
     /// `tcp_init_transfer` after the handshake: initial cwnd, RTO from the
-    /// handshake RTT, congestion control init, pacing rate.
+    /// handshake RTT, receive buffer, congestion control init, pacing rate.
     fn init_transfer(&mut self, now: Instant) {
-        let _ = now;
+        self.rcv.on_established(now);
         // tcp_init_metrics without a cached entry: keep the measured RTO,
         // or fall back to TCP_TIMEOUT_FALLBACK (3 s) if the handshake gave
         // no RTT sample.

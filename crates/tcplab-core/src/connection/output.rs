@@ -3,7 +3,7 @@
 //! (`tcp_xmit_retransmit_queue`), new data under cwnd and the peer's
 //! window (`tcp_write_xmit`), and pure ACKs.
 
-use super::rtx_queue::{Skb, EVER_RETRANS, LOST, SACKED_ACKED, SACKED_RETRANS};
+use super::rtx_queue::{EVER_RETRANS, LOST, SACKED_ACKED, SACKED_RETRANS};
 use super::timer::Timer;
 use super::{Connection, Rexmit, TcpState};
 use crate::cc::{CaEvent, CaState, CongestionOps};
@@ -35,7 +35,7 @@ impl Connection {
         if self.rexmit == Rexmit::New {
             // F-RTO step 2.b: new data first; if none can go, the loss
             // was real after all.
-            if let Some(s) = self.send_new_data(now) {
+            if let Some(s) = self.send_new_data(now, false) {
                 return Some(s);
             }
             if !self.snd_nxt.after(self.high_seq) {
@@ -43,11 +43,24 @@ impl Connection {
             }
             self.rexmit = Rexmit::Lost;
         }
+        if self.tlp_pending {
+            self.tlp_pending = false;
+            if let Some(s) = self.send_loss_probe(now) {
+                return Some(s);
+            }
+        }
         if let Some(s) = self.retransmit(now) {
             return Some(s);
         }
-        if let Some(s) = self.send_new_data(now) {
+        if let Some(s) = self.send_new_data(now, false) {
             return Some(s);
+        }
+        if self.ack_check_due {
+            self.ack_check_due = false;
+            let env = self.rcv_env();
+            if self.rcv.ack_snd_check(now, &env) == super::receiver::AckDecision::Now {
+                self.ack_pending = true;
+            }
         }
         if self.ack_pending {
             let mut seg = self.base_segment(self.snd_nxt);
@@ -72,7 +85,7 @@ impl Connection {
     /// bookkeeping of `__tcp_transmit_skb`.
     fn finish_segment(&mut self, now: Instant, seg: &mut SegmentRepr, retransmission: bool) {
         let ts_val = self.ts_now();
-        self.rcv.fill_ack(seg, if self.tstamp_ok { Some(ts_val) } else { None });
+        self.rcv.fill_ack(seg, ts_val);
         let needs_ecn = self.cc.needs_ecn() && self.ecn.ok;
         if seg.payload_len > 0 && self.ecn.ok && !retransmission {
             // tcp_ecn_send: ECT(0) on new data; CWR once after a reduction.
@@ -101,7 +114,7 @@ impl Connection {
             self.tp.mib.inc(Mib::TcpOutSegs);
         }
         if seg.flags.ack() {
-            self.rcv.on_ack_sent(now, 1);
+            self.rcv.on_ack_sent(now, seg.ack, 1, &mut self.tp.mib);
             self.ack_pending = false;
         }
     }
@@ -122,12 +135,10 @@ impl Connection {
         let mut o = TcpOptions { mss: Some(self.cfg.advmss().min(u16::MAX as u32) as u16), ..Default::default() };
         let ts_val = self.ts_now();
         if server {
-            seg.flags.insert(TcpFlags::ACK);
-            seg.ack = self.rcv.rcv_nxt();
+            // ack, window and TSecr from the receive half.
+            self.rcv.fill_ack(&mut seg, ts_val);
+            o.timestamp = seg.options.timestamp;
             o.sack_permitted = self.sack_ok;
-            if self.tstamp_ok {
-                o.timestamp = Some((ts_val, self.rcv.ts_recent()));
-            }
             o.wscale = self.rcv.offered_wscale();
             if self.ecn.ok {
                 seg.flags.insert(TcpFlags::ECE);
@@ -158,15 +169,8 @@ impl Connection {
             self.tp.mib.inc(Mib::TcpRetransSegs);
             self.total_retrans += 1;
         } else {
-            self.rtx.push(Skb {
-                seq: self.iss,
-                end_seq: self.iss + 1,
-                sacked: 0,
-                syn: true,
-                fin: false,
-                xmit_time: now,
-                tx_delivered: self.tp.delivered,
-            });
+            let skb = self.rtx.new_skb(self.iss, self.iss + 1, true, false, now, self.tp.delivered);
+            self.rtx.push(skb);
             self.packets_out = 1;
             self.snd_nxt = self.iss + 1;
             self.tp.mib.inc(Mib::TcpOutSegs);
@@ -174,7 +178,7 @@ impl Connection {
             self.timers.set_xmit(Timer::Retrans, now + rto);
         }
         if server {
-            self.rcv.on_ack_sent(now, 1);
+            self.rcv.on_ack_sent(now, seg.ack, 1, &mut self.tp.mib);
         }
         seg
     }
@@ -221,34 +225,35 @@ impl Connection {
         None
     }
 
-    /// `tcp_retransmit_skb`: resend one queued segment.
-    fn retransmit_skb(&mut self, now: Instant, idx: usize, mib: Option<Mib>) -> SegmentRepr {
+    /// `tcp_send_loss_probe`: new data if the peer's window allows
+    /// (regardless of cwnd), else the last segment again.
+    fn send_loss_probe(&mut self, now: Instant) -> Option<SegmentRepr> {
+        if self.tlp_high_seq.is_some() || self.packets_out == 0 {
+            self.rearm_rto(now);
+            return None;
+        }
+        if let Some(seg) = self.send_new_data(now, true) {
+            self.loss_probe_sent(now, false);
+            return Some(seg);
+        }
+        let idx = self.rtx.len().checked_sub(1)?;
+        let seg = self.resend_skb(now, idx);
+        self.loss_probe_sent(now, true);
+        Some(seg)
+    }
+
+    /// `__tcp_retransmit_skb`: put a queued segment on the wire again
+    /// (without the scoreboard accounting of `tcp_retransmit_skb`).
+    fn resend_skb(&mut self, now: Instant, idx: usize) -> SegmentRepr {
         let Some(skb) = self.rtx.get_mut(idx) else {
             return self.base_segment(self.snd_nxt);
         };
-        skb.sacked |= SACKED_RETRANS | EVER_RETRANS;
+        skb.sacked |= EVER_RETRANS;
         skb.xmit_time = now;
         skb.tx_delivered = self.tp.delivered;
         let skb = *skb;
-        self.retrans_out += 1;
+        self.rtx.tsorted_move_tail(idx);
         self.total_retrans += 1;
-        if self.retrans_stamp == 0 {
-            self.retrans_stamp = self.ts_now();
-        }
-        if self.undo_retrans < 0 {
-            self.undo_retrans = 0;
-        }
-        self.undo_retrans += 1;
-        if let Some(m) = mib {
-            self.tp.mib.inc(m);
-        }
-        if self.in_cwnd_reduction() {
-            self.prr_out += 1;
-        }
-        if idx == 0 {
-            let rto = self.rto_now();
-            self.timers.set_xmit(Timer::Retrans, now + rto);
-        }
         let mut seg = self.base_segment(skb.seq);
         seg.payload_len = skb.len();
         if skb.fin {
@@ -264,9 +269,37 @@ impl Connection {
         seg
     }
 
+    /// `tcp_retransmit_skb`: resend one queued segment.
+    fn retransmit_skb(&mut self, now: Instant, idx: usize, mib: Option<Mib>) -> SegmentRepr {
+        let Some(skb) = self.rtx.get_mut(idx) else {
+            return self.base_segment(self.snd_nxt);
+        };
+        skb.sacked |= SACKED_RETRANS;
+        self.retrans_out += 1;
+        if self.retrans_stamp == 0 {
+            self.retrans_stamp = self.ts_now();
+        }
+        if self.undo_retrans < 0 {
+            self.undo_retrans = 0;
+        }
+        self.undo_retrans += 1;
+        if let Some(m) = mib {
+            self.tp.mib.inc(m);
+        }
+        if self.in_cwnd_reduction() {
+            self.prr_out += 1;
+        }
+        let seg = self.resend_skb(now, idx);
+        if idx == 0 && self.timers.pending() != Some(Timer::ReoTimeout) {
+            let rto = self.rto_now();
+            self.timers.set_xmit(Timer::Retrans, now + rto);
+        }
+        seg
+    }
+
     /// `tcp_write_xmit` for one segment: new data (or the FIN) within cwnd
-    /// and the peer's window.
-    fn send_new_data(&mut self, now: Instant) -> Option<SegmentRepr> {
+    /// and the peer's window. A loss probe (`push_one == 2`) may exceed cwnd.
+    fn send_new_data(&mut self, now: Instant, probe: bool) -> Option<SegmentRepr> {
         if !matches!(self.state, TcpState::Established | TcpState::CloseWait | TcpState::FinWait1 | TcpState::LastAck | TcpState::Closing) {
             return None;
         }
@@ -276,7 +309,7 @@ impl Connection {
             return None;
         }
         // tcp_cwnd_test
-        if self.packets_in_flight() >= self.tp.snd_cwnd {
+        if !probe && self.packets_in_flight() >= self.tp.snd_cwnd {
             self.cwnd_validate(true);
             return None;
         }
@@ -300,15 +333,8 @@ impl Connection {
         let fin = self.fin_queued && seq + len == self.write_seq;
         let end_seq = seq + len + fin as u32;
         let prior_packets = self.packets_out;
-        self.rtx.push(Skb {
-            seq,
-            end_seq,
-            sacked: 0,
-            syn: false,
-            fin,
-            xmit_time: now,
-            tx_delivered: self.tp.delivered,
-        });
+        let skb = self.rtx.new_skb(seq, end_seq, false, fin, now, self.tp.delivered);
+        self.rtx.push(skb);
         self.snd_nxt = end_seq;
         self.packets_out += 1;
         if len < mss {
@@ -322,6 +348,10 @@ impl Connection {
         }
         let in_flight = self.packets_in_flight();
         self.cwnd_validate(in_flight >= self.tp.snd_cwnd);
+        if !probe {
+            // One loss probe per tail loss episode.
+            self.schedule_loss_probe(false);
+        }
 
         let mut seg = self.base_segment(seq);
         seg.payload_len = len;

@@ -128,33 +128,34 @@ impl Connection {
         *rexmit = Rexmit::Lost;
     }
 
-    /// RACK loss detection is not modelled yet: the model always uses the
-    /// RFC 6675 scoreboard, as Linux does with `tcp_recovery = 0`
-    /// (docs/linux-differences.md).
-    fn rack_enabled(&self) -> bool {
-        false
-    }
-
     /// `tcp_force_fast_retransmit`: the highest SACK is more than
     /// `reordering` packets above snd_una.
     fn force_fast_retransmit(&self) -> bool {
         self.highest_sack_seq().after(self.snd_una + self.reordering.saturating_mul(self.tp.mss_cache))
     }
 
-    /// `tcp_time_to_recover` (6.13 without RACK): something is marked lost,
-    /// or more than `reordering` packets were SACKed (dupthresh).
+    /// `tcp_time_to_recover` (6.13): something is marked lost, or, only
+    /// without RACK, more than `reordering` packets were SACKed (dupthresh).
     fn time_to_recover(&self) -> bool {
-        self.lost_out > 0 || self.sacked_out + 1 > self.reordering
+        self.lost_out > 0 || (!self.rack_enabled() && self.sacked_out + 1 > self.reordering)
     }
 
-    /// `tcp_identify_packet_loss`: NewReno marks the head lost; SACK
-    /// marking happens in `tcp_update_scoreboard`.
+    /// `tcp_identify_packet_loss`: NewReno marks the head lost, RACK by
+    /// time; without RACK, SACK marking happens in `tcp_update_scoreboard`.
     fn identify_packet_loss(&mut self, ack_flag: &mut u32) {
         if self.rtx.is_empty() {
             return;
         }
         if !self.sack_ok {
             self.newreno_mark_lost(*ack_flag & FLAG_SND_UNA_ADVANCED != 0);
+        } else if self.rack_enabled() {
+            let prior_retrans = self.retrans_out;
+            if self.rack_mark_lost() {
+                *ack_flag &= !FLAG_SET_XMIT_TIMER;
+            }
+            if prior_retrans > self.retrans_out {
+                *ack_flag |= FLAG_LOST_RETRANS;
+            }
         }
     }
 
@@ -245,7 +246,7 @@ impl Connection {
     }
 
     /// `tcp_enter_recovery`.
-    fn enter_recovery(&mut self, ece_ack: bool) {
+    pub(super) fn enter_recovery(&mut self, ece_ack: bool) {
         self.tp.mib.inc(if self.sack_ok { Mib::TcpExtTCPSackRecovery } else { Mib::TcpExtTCPRenoRecovery });
         self.prior_ssthresh = 0;
         self.init_undo();
@@ -261,7 +262,15 @@ impl Connection {
     /// `tcp_init_undo`: remember where undo evidence starts.
     fn init_undo(&mut self) {
         self.undo_marker = Some(self.snd_una);
-        self.undo_retrans = if self.retrans_out > 0 { self.retrans_out as i32 } else { -1 };
+        // Retransmissions still in flight, including a TLP retransmission,
+        // may be D-SACKed later; 0 would mean "can undo now".
+        self.undo_retrans = self.retrans_out as i32;
+        if self.tlp_high_seq.is_some() && self.tlp_retrans {
+            self.undo_retrans += 1;
+        }
+        if self.undo_retrans == 0 {
+            self.undo_retrans = -1;
+        }
     }
 
     /// `tcp_current_ssthresh`: outside a reduction, at least 3/4 cwnd.
@@ -274,8 +283,9 @@ impl Connection {
     }
 
     /// `tcp_init_cwnd_reduction`: start PRR towards the new ssthresh.
-    fn init_cwnd_reduction(&mut self) {
+    pub(super) fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
         self.tp.snd_cwnd_cnt = 0;
         self.tp.prior_cwnd = self.tp.snd_cwnd;
         self.prr_delivered = 0;
@@ -290,7 +300,7 @@ impl Connection {
 
     /// `tcp_end_cwnd_reduction`: cwnd = ssthresh when CWR or a recovery
     /// that was not undone ends.
-    fn end_cwnd_reduction(&mut self) {
+    pub(super) fn end_cwnd_reduction(&mut self) {
         if self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH
             && (self.tp.ca_state == CaState::Cwr || self.undo_marker.is_some())
         {
@@ -313,7 +323,7 @@ impl Connection {
 
     /// `tcp_try_keep_open`: Disorder while anything is SACKed, lost or
     /// retransmitted, else Open.
-    fn try_keep_open(&mut self) {
+    pub(super) fn try_keep_open(&mut self) {
         let state = if self.sacked_out + self.lost_out > 0 || self.any_retrans_done() {
             CaState::Disorder
         } else {
@@ -556,7 +566,7 @@ impl Connection {
     }
 
     /// `tcp_cwnd_reduction` (PRR, RFC 6937) through [`prr`].
-    fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, flag: u32) {
+    pub(super) fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, flag: u32) {
         let st = prr::PrrState {
             ssthresh: self.tp.snd_ssthresh,
             prior_cwnd: self.tp.prior_cwnd,
@@ -652,6 +662,7 @@ impl Connection {
         }
         self.set_ca_state(CaState::Loss);
         self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
         if self.ecn.ok {
             self.ecn.queue_cwr = true;
         }

@@ -6,6 +6,11 @@
 //! so a ring buffer ordered by sequence number gives O(1) append and
 //! removal and O(log n) lookup by sequence number; per-ACK work is bounded
 //! by what the ACK covers, never by the window size.
+//!
+//! Each segment also gets a stable id (its creation number), so that the
+//! send-time ordered list RACK walks (`tp->tsorted_sent_queue`) can be an
+//! intrusive doubly linked list over the ring: id − id of the head is the
+//! segment's index.
 
 use crate::time::Instant;
 use std::collections::VecDeque;
@@ -36,7 +41,16 @@ pub struct Skb {
     pub xmit_time: Instant,
     /// `tp->delivered` when this was (re)sent (rate sampling, RACK).
     pub tx_delivered: u32,
+    /// Creation number; see the module docs.
+    pub id: u64,
+    /// Neighbours in the send-time ordered list, or [`NIL`].
+    tsorted_prev: u64,
+    tsorted_next: u64,
+    in_tsorted: bool,
 }
+
+/// No neighbour.
+pub const NIL: u64 = u64::MAX;
 
 impl Skb {
     /// Payload bytes.
@@ -50,14 +64,118 @@ impl Skb {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RtxQueue {
     q: VecDeque<Skb>,
+    /// Id the next pushed segment gets.
+    next_id: u64,
+    /// Send-time ordered list: oldest and newest transmission.
+    ts_head: u64,
+    ts_tail: u64,
+}
+
+impl Default for RtxQueue {
+    fn default() -> Self {
+        RtxQueue::with_capacity(0)
+    }
 }
 
 impl RtxQueue {
     pub fn with_capacity(n: usize) -> Self {
-        RtxQueue { q: VecDeque::with_capacity(n) }
+        RtxQueue { q: VecDeque::with_capacity(n), next_id: 0, ts_head: NIL, ts_tail: NIL }
+    }
+
+    /// Builds a segment for [`push`](Self::push) with the next id.
+    pub fn new_skb(&self, seq: SeqNum, end_seq: SeqNum, syn: bool, fin: bool, xmit_time: Instant, tx_delivered: u32) -> Skb {
+        Skb {
+            seq,
+            end_seq,
+            sacked: 0,
+            syn,
+            fin,
+            xmit_time,
+            tx_delivered,
+            id: self.next_id,
+            tsorted_prev: NIL,
+            tsorted_next: NIL,
+            in_tsorted: false,
+        }
+    }
+
+    /// Index of the segment with `id`, if still queued.
+    #[inline]
+    pub fn index_of_id(&self, id: u64) -> Option<usize> {
+        let front = self.q.front()?.id;
+        let i = id.checked_sub(front)? as usize;
+        (i < self.q.len()).then_some(i)
+    }
+
+    fn by_id_mut(&mut self, id: u64) -> Option<&mut Skb> {
+        let i = self.index_of_id(id)?;
+        self.q.get_mut(i)
+    }
+
+    /// Appends the segment at `idx` to the send-time list (it was just
+    /// (re)transmitted), removing it from its old place first.
+    pub fn tsorted_move_tail(&mut self, idx: usize) {
+        let Some(id) = self.q.get(idx).map(|s| s.id) else { return };
+        self.tsorted_unlink(idx);
+        let tail = self.ts_tail;
+        if let Some(s) = self.q.get_mut(idx) {
+            s.tsorted_prev = tail;
+            s.tsorted_next = NIL;
+            s.in_tsorted = true;
+        }
+        if tail == NIL {
+            self.ts_head = id;
+        } else if let Some(t) = self.by_id_mut(tail) {
+            t.tsorted_next = id;
+        }
+        self.ts_tail = id;
+    }
+
+    /// Removes the segment at `idx` from the send-time list (delivered,
+    /// or marked lost and awaiting retransmission).
+    pub fn tsorted_unlink(&mut self, idx: usize) {
+        let Some(s) = self.q.get_mut(idx) else { return };
+        if !s.in_tsorted {
+            return;
+        }
+        let (prev, next) = (s.tsorted_prev, s.tsorted_next);
+        s.in_tsorted = false;
+        s.tsorted_prev = NIL;
+        s.tsorted_next = NIL;
+        if prev == NIL {
+            self.ts_head = next;
+        } else if let Some(p) = self.by_id_mut(prev) {
+            p.tsorted_next = next;
+        }
+        if next == NIL {
+            self.ts_tail = prev;
+        } else if let Some(n) = self.by_id_mut(next) {
+            n.tsorted_prev = prev;
+        }
+    }
+
+    /// The oldest transmission still in the send-time list.
+    #[inline]
+    pub fn tsorted_first(&self) -> Option<usize> {
+        if self.ts_head == NIL {
+            None
+        } else {
+            self.index_of_id(self.ts_head)
+        }
+    }
+
+    /// The transmission after the segment at `idx` in send-time order.
+    #[inline]
+    pub fn tsorted_next(&self, idx: usize) -> Option<usize> {
+        let n = self.q.get(idx)?.tsorted_next;
+        if n == NIL {
+            None
+        } else {
+            self.index_of_id(n)
+        }
     }
     #[inline]
     pub fn len(&self) -> usize {
@@ -75,16 +193,18 @@ impl RtxQueue {
     pub fn head_mut(&mut self) -> Option<&mut Skb> {
         self.q.front_mut()
     }
-    #[inline]
-    pub fn tail(&self) -> Option<&Skb> {
-        self.q.back()
-    }
+    /// Appends a segment made by [`new_skb`](Self::new_skb) and puts it
+    /// at the tail of the send-time list.
     #[inline]
     pub fn push(&mut self, skb: Skb) {
+        debug_assert_eq!(skb.id, self.next_id);
+        self.next_id += 1;
         self.q.push_back(skb);
+        self.tsorted_move_tail(self.q.len() - 1);
     }
     #[inline]
     pub fn pop_head(&mut self) -> Option<Skb> {
+        self.tsorted_unlink(0);
         self.q.pop_front()
     }
     #[inline]
@@ -105,9 +225,6 @@ impl RtxQueue {
     pub fn index_of(&self, seq: SeqNum) -> Option<usize> {
         let i = self.index_after(seq);
         self.q.get(i).filter(|s| s.seq == seq).map(|_| i)
-    }
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Skb> + ExactSizeIterator {
-        self.q.iter()
     }
     pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Skb> + ExactSizeIterator {
         self.q.iter_mut()
@@ -131,16 +248,38 @@ impl RtxQueue {
 mod tests {
     use super::*;
 
-    fn skb(seq: u32, len: u32) -> Skb {
-        Skb {
-            seq: SeqNum(seq),
-            end_seq: SeqNum(seq.wrapping_add(len)),
-            sacked: 0,
-            syn: false,
-            fin: false,
-            xmit_time: Instant::ZERO,
-            tx_delivered: 0,
+    fn push(q: &mut RtxQueue, seq: u32, len: u32) {
+        let s = q.new_skb(SeqNum(seq), SeqNum(seq.wrapping_add(len)), false, false, Instant::ZERO, 0);
+        q.push(s);
+    }
+
+    fn tsorted_seqs(q: &RtxQueue) -> Vec<u32> {
+        let mut v = vec![];
+        let mut i = q.tsorted_first();
+        while let Some(idx) = i {
+            v.push(q.get(idx).unwrap().seq.0);
+            i = q.tsorted_next(idx);
         }
+        v
+    }
+
+    #[test]
+    fn test_tsorted_list_follows_retransmissions_and_acks() {
+        let mut q = RtxQueue::default();
+        for i in 0..4 {
+            push(&mut q, i * 10, 10);
+        }
+        assert_eq!(tsorted_seqs(&q), vec![0, 10, 20, 30]);
+        q.tsorted_move_tail(1); // retransmitted
+        assert_eq!(tsorted_seqs(&q), vec![0, 20, 30, 10]);
+        q.tsorted_unlink(2); // marked lost
+        assert_eq!(tsorted_seqs(&q), vec![0, 30, 10]);
+        q.pop_head();
+        assert_eq!(tsorted_seqs(&q), vec![30, 10]);
+        q.pop_head(); // seq 10 leaves
+        assert_eq!(tsorted_seqs(&q), vec![30]);
+        push(&mut q, 40, 10);
+        assert_eq!(tsorted_seqs(&q), vec![30, 40]);
     }
 
     #[test]
@@ -148,7 +287,7 @@ mod tests {
         let mut q = RtxQueue::default();
         let base = u32::MAX - 1500;
         for i in 0..4 {
-            q.push(skb(base.wrapping_add(i * 1000), 1000));
+            push(&mut q, base.wrapping_add(i * 1000), 1000);
         }
         assert_eq!(q.index_of(SeqNum(base.wrapping_add(2000))), Some(2));
         assert_eq!(q.index_after(SeqNum(base.wrapping_add(2500))), 2);

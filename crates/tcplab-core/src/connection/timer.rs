@@ -28,10 +28,6 @@ pub struct TimerTable {
 
 impl TimerTable {
     #[inline]
-    pub fn set(&mut self, t: Timer, at: Instant) {
-        self.data[t as usize] = Some(at);
-    }
-    #[inline]
     pub fn stop(&mut self, t: Timer) {
         self.data[t as usize] = None;
     }

@@ -1,0 +1,277 @@
+//! RACK-TLP (RFC 8985) as Linux implements it: time-based loss detection
+//! (net/ipv4/tcp_recovery.c) and the tail loss probe (net/ipv4/tcp_output.c
+//! `tcp_schedule_loss_probe` / `tcp_send_loss_probe`, tcp_input.c
+//! `tcp_process_tlp_ack`). Linux 6.13 behaviour.
+
+use super::rtx_queue::{LOST, RETRANS, SACKED_RETRANS};
+use super::timer::Timer;
+use super::Connection;
+use crate::cc::CaState;
+use crate::counters::Mib;
+use crate::flag::*;
+use crate::rtt::{jiffies_to_duration, usecs_to_jiffies};
+use crate::time::Instant;
+use tcplab_wire::SeqNum;
+
+/// `TCP_RACK_RECOVERY_THRESH`: recoveries a widened reo_wnd persists for.
+const TCP_RACK_RECOVERY_THRESH: u8 = 16;
+/// `TCP_TIMEOUT_MIN_US`: slack added to the RACK and TLP timers.
+const TCP_TIMEOUT_MIN_US: u32 = 2000;
+/// `TCP_RACK_STATIC_REO_WND` bit of `net.ipv4.tcp_recovery`.
+const TCP_RACK_STATIC_REO_WND: u32 = 0x2;
+/// `TCP_RACK_NO_DUPTHRESH` bit of `net.ipv4.tcp_recovery`.
+const TCP_RACK_NO_DUPTHRESH: u32 = 0x4;
+
+/// `tp->rack` (include/linux/tcp.h).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Rack {
+    /// Send time of the most recently sent segment known delivered.
+    pub mstamp: Instant,
+    /// RTT of that delivery, µs.
+    pub rtt_us: u32,
+    pub end_seq: SeqNum,
+    /// `tp->delivered` when reo_wnd was last widened.
+    pub last_delivered: u32,
+    pub reo_wnd_steps: u8,
+    pub reo_wnd_persist: u8,
+    pub dsack_seen: bool,
+    /// New delivery information since the last loss scan.
+    pub advanced: bool,
+}
+
+impl Default for Rack {
+    fn default() -> Self {
+        Rack {
+            mstamp: Instant::ZERO,
+            rtt_us: 0,
+            end_seq: SeqNum(0),
+            last_delivered: 0,
+            reo_wnd_steps: 1,
+            reo_wnd_persist: 0,
+            dsack_seen: false,
+            advanced: false,
+        }
+    }
+}
+
+/// `tcp_skb_sent_after`: was (t1, seq1) sent after (t2, seq2)?
+#[inline]
+fn sent_after(t1: Instant, t2: Instant, seq1: SeqNum, seq2: SeqNum) -> bool {
+    t1 > t2 || (t1 == t2 && seq1.after(seq2))
+}
+
+impl Connection {
+    /// `tcp_is_rack`: RACK loss detection is on (`tcp_recovery & 1`).
+    pub(super) fn rack_enabled(&self) -> bool {
+        self.cfg.tcp_recovery & 0x1 != 0 && self.sack_ok
+    }
+
+    /// `tcp_rack_advance`: a segment sent at `xmit_time` was (S)ACKed.
+    /// An ambiguous retransmission whose RTT is below min_rtt is skipped:
+    /// the ACK is probably for the original.
+    pub(super) fn rack_advance(&mut self, sacked: u8, end_seq: SeqNum, xmit_time: Instant) {
+        let rtt_us = self.tp.now.saturating_since(xmit_time).as_micros() as u32;
+        if rtt_us < self.min_rtt.get() && sacked & RETRANS != 0 {
+            return;
+        }
+        self.rack.advanced = true;
+        self.rack.rtt_us = rtt_us;
+        if sent_after(xmit_time, self.rack.mstamp, end_seq, self.rack.end_seq) {
+            self.rack.mstamp = xmit_time;
+            self.rack.end_seq = end_seq;
+        }
+    }
+
+    /// `tcp_rack_reo_wnd`: no reordering window before any reordering was
+    /// seen once in recovery or past dupthresh; else min_rtt/4 per step,
+    /// at most srtt.
+    fn rack_reo_wnd(&self) -> u32 {
+        if self.reord_seen == 0 {
+            if self.tp.ca_state >= CaState::Recovery {
+                return 0;
+            }
+            if self.sacked_out >= self.reordering && self.cfg.tcp_recovery & TCP_RACK_NO_DUPTHRESH == 0 {
+                return 0;
+            }
+        }
+        let min_rtt = self.min_rtt.get();
+        let min_rtt = if min_rtt == u32::MAX { 0 } else { min_rtt };
+        ((min_rtt >> 2) * self.rack.reo_wnd_steps as u32).min(self.rtt.srtt_us() >> 3)
+    }
+
+    /// `tcp_rack_skb_timeout`: µs left before the segment at `xmit_time`
+    /// counts as lost.
+    fn rack_skb_timeout(&self, xmit_time: Instant, reo_wnd: u32) -> i64 {
+        self.rack.rtt_us as i64 + reo_wnd as i64 - self.tp.now.saturating_since(xmit_time).as_micros() as i64
+    }
+
+    /// `tcp_rack_detect_loss`: walk transmissions in send order up to the
+    /// RACK point; those older than RTT + reo_wnd are lost. Returns the
+    /// longest remaining wait, µs (0 = none).
+    fn rack_detect_loss(&mut self) -> u32 {
+        let mut reo_timeout = 0u32;
+        let reo_wnd = self.rack_reo_wnd();
+        let mut cur = self.rtx.tsorted_first();
+        while let Some(idx) = cur {
+            let next = self.rtx.tsorted_next(idx);
+            let Some(skb) = self.rtx.get(idx) else { break };
+            // Skip ones marked lost but not yet retransmitted.
+            if skb.is(LOST) && !skb.is(SACKED_RETRANS) {
+                cur = next;
+                continue;
+            }
+            if !sent_after(self.rack.mstamp, skb.xmit_time, self.rack.end_seq, skb.end_seq) {
+                break;
+            }
+            let remaining = self.rack_skb_timeout(skb.xmit_time, reo_wnd);
+            if remaining <= 0 {
+                self.mark_skb_lost(idx);
+                self.rtx.tsorted_unlink(idx);
+            } else {
+                reo_timeout = reo_timeout.max(remaining.min(u32::MAX as i64) as u32);
+            }
+            cur = next;
+        }
+        reo_timeout
+    }
+
+    /// `tcp_rack_mark_lost`: after new deliveries, scan; arm the
+    /// reordering timer for segments not yet overdue. Returns whether it
+    /// armed the timer.
+    pub(super) fn rack_mark_lost(&mut self) -> bool {
+        if !self.rack.advanced {
+            return false;
+        }
+        self.rack.advanced = false;
+        let timeout = self.rack_detect_loss();
+        if timeout > 0 {
+            let j = usecs_to_jiffies(timeout, self.cfg.hz) + usecs_to_jiffies(TCP_TIMEOUT_MIN_US, self.cfg.hz);
+            let d = jiffies_to_duration(j, self.cfg.hz).min(self.rtt.rto());
+            self.timers.set_xmit(Timer::ReoTimeout, self.tp.now + d);
+        }
+        timeout > 0
+    }
+
+    /// `tcp_rack_update_reo_wnd`: widen reo_wnd by one step per round trip
+    /// in which a D-SACK showed a spurious retransmission; shrink back
+    /// after TCP_RACK_RECOVERY_THRESH recoveries.
+    pub(super) fn rack_update_reo_wnd(&mut self, prior_delivered: Option<u32>) {
+        let Some(prior_delivered) = prior_delivered else { return };
+        if self.cfg.tcp_recovery & TCP_RACK_STATIC_REO_WND != 0 || prior_delivered == 0 {
+            return;
+        }
+        if (prior_delivered.wrapping_sub(self.rack.last_delivered) as i32) < 0 {
+            self.rack.dsack_seen = false;
+        }
+        if self.rack.dsack_seen {
+            self.rack.reo_wnd_steps = self.rack.reo_wnd_steps.saturating_add(1);
+            self.rack.dsack_seen = false;
+            self.rack.last_delivered = self.tp.delivered;
+            self.rack.reo_wnd_persist = TCP_RACK_RECOVERY_THRESH;
+        } else if self.rack.reo_wnd_persist == 0 {
+            self.rack.reo_wnd_steps = 1;
+        }
+    }
+
+    /// `tcp_rack_reo_timeout`: the reordering timer fired.
+    pub(super) fn rack_reo_timeout(&mut self, now: Instant) {
+        let lost = self.lost;
+        let prior_inflight = self.packets_in_flight();
+        self.rack_detect_loss();
+        if prior_inflight != self.packets_in_flight() {
+            if self.tp.ca_state != CaState::Recovery {
+                self.enter_recovery(false);
+                self.cwnd_reduction(1, self.lost.wrapping_sub(lost), 0);
+            }
+            self.rexmit = super::Rexmit::Lost;
+        }
+        if self.timers.pending() != Some(Timer::Retrans) {
+            self.rearm_rto(now);
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Tail loss probe
+    // ------------------------------------------------------------------
+
+    /// `tcp_schedule_loss_probe`: in Open or CWR with SACK, probe after
+    /// 2·srtt (+ rto_min with a single packet out), never after the RTO.
+    pub(super) fn schedule_loss_probe(&mut self, advancing_rto: bool) -> bool {
+        let er = self.cfg.tcp_early_retrans;
+        if (er != 3 && er != 4)
+            || self.packets_out == 0
+            || !self.sack_ok
+            || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
+        {
+            return false;
+        }
+        let hz = self.cfg.hz;
+        let srtt = self.rtt.srtt_us();
+        let mut timeout = if srtt > 0 {
+            let mut us = srtt >> 2;
+            us += if self.packets_out == 1 { self.rtt.rto_min_us() } else { TCP_TIMEOUT_MIN_US };
+            usecs_to_jiffies(us, hz)
+        } else {
+            crate::rtt::tcp_timeout_init(hz) as u64
+        };
+        let rto_delta_us = if advancing_rto { self.rtt.rto_us() as i64 } else { self.rto_delta_us() };
+        if rto_delta_us > 0 {
+            timeout = timeout.min(usecs_to_jiffies(rto_delta_us.min(u32::MAX as i64) as u32, hz));
+        }
+        self.timers.set_xmit(Timer::LossProbe, self.tp.now + jiffies_to_duration(timeout, hz));
+        true
+    }
+
+    /// `tcp_rto_delta_us`: how far in the future the RTO of the head is.
+    pub(super) fn rto_delta_us(&self) -> i64 {
+        let Some(head) = self.rtx.head() else { return self.rtt.rto_us() as i64 };
+        let deadline = head.xmit_time + self.rtt.rto();
+        deadline.as_micros() as i64 - self.tp.now.as_micros() as i64
+    }
+
+    /// `tcp_send_loss_probe`: the probe timer fired. Send new data if the
+    /// window allows, else retransmit the last segment; at most one probe
+    /// outstanding.
+    pub(super) fn loss_probe_timer(&mut self, now: Instant) {
+        if self.tlp_high_seq.is_none() && self.packets_out > 0 {
+            self.tlp_pending = true;
+        } else {
+            self.rearm_rto(now);
+        }
+    }
+
+    /// Called by the output path after it sent the probe (`probe_sent`).
+    pub(super) fn loss_probe_sent(&mut self, now: Instant, retrans: bool) {
+        self.tlp_retrans = retrans;
+        self.tlp_high_seq = Some(self.snd_nxt);
+        self.tp.mib.inc(Mib::TcpExtTCPLossProbes);
+        self.timers.stop(Timer::LossProbe);
+        self.rearm_rto(now);
+    }
+
+    /// `tcp_process_tlp_ack`: did the probe repair a loss?
+    pub(super) fn process_tlp_ack(&mut self, ack: SeqNum, flag: u32) {
+        let Some(high) = self.tlp_high_seq else { return };
+        if ack.before(high) {
+            return;
+        }
+        if !self.tlp_retrans {
+            // A probe of new data was acknowledged.
+            self.tlp_high_seq = None;
+        } else if flag & FLAG_DSACK_TLP != 0 {
+            // Both the original and the probe arrived: no loss.
+            self.tlp_high_seq = None;
+        } else if ack.after(high) {
+            // The probe repaired a loss: reduce cwnd once.
+            self.init_cwnd_reduction();
+            self.set_ca_state(CaState::Cwr);
+            self.end_cwnd_reduction();
+            self.try_keep_open();
+            self.tp.mib.inc(Mib::TcpExtTCPLossProbeRecovery);
+        } else if flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DATA_SACKED) == 0 {
+            // Pure dupack: original and probe both arrived.
+            self.tlp_high_seq = None;
+        }
+    }
+}
+

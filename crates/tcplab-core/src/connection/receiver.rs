@@ -1,0 +1,2380 @@
+//! The receive half of a TCP endpoint: what Linux does with incoming data
+//! and how it acknowledges it (net/ipv4/tcp_input.c `tcp_data_queue` and
+//! friends, the ACK-side halves of net/ipv4/tcp_output.c and
+//! net/ipv4/tcp_timer.c, `struct inet_connection_sock::icsk_ack` of
+//! include/net/inet_connection_sock.h).
+//!
+//! Modelled on Linux v6.13 (`linux-current`), with the receiver behaviours
+//! that kernel eras changed behind [`RcvKnobs`]. Kernel citations below use
+//! the form `linux:v6.13:<file>#<function>`.
+//!
+//! # Contracts
+//!
+//! - Payload is virtual: the receiver keeps byte counts and sequence
+//!   ranges, never bytes. The out-of-order queue is a sorted `Vec` of
+//!   disjoint `[start, end)` ranges, so the work per segment depends on the
+//!   number of holes, never on the amount of data, and the only allocation
+//!   is the amortized growth of that `Vec`.
+//! - No method panics on any input: any `seq`/`ack`, any flags, zero-length
+//!   segments, wrapped sequence numbers, and payload lengths up to
+//!   `u32::MAX` (segments above [`MAX_SEGMENT_PAYLOAD`] are dropped, as no
+//!   Linux skb can be that large).
+//! - Time comes in as `now` and never goes backwards. Delayed-ACK logic runs
+//!   on jiffies derived from it ([`Instant::jiffies32`]) as Linux does, so
+//!   a 40 ms timer armed mid-jiffy fires on the jiffy boundary.
+
+// Accessors and congestion-control hooks: the connection uses a subset.
+#![allow(dead_code)]
+
+#[cfg(test)]
+mod tests;
+
+use crate::config::TcpConfig;
+use crate::counters::{Counters, Mib};
+use crate::time::{Duration, Instant};
+use tcplab_wire::{Ecn, SackBlock, SegmentRepr, SeqNum, TcpFlags, MAX_SACK_BLOCKS};
+
+// ---------------------------------------------------------------------------
+// Constants (kernel names)
+// ---------------------------------------------------------------------------
+
+/// `TCP_MAX_QUICKACKS` (include/net/tcp.h): most quick ACKs granted at once.
+const TCP_MAX_QUICKACKS: u8 = 16;
+/// `TCP_NUM_SACKS` (include/linux/tcp.h): SACK blocks remembered.
+const TCP_NUM_SACKS: usize = 4;
+/// `TCP_SACK_BLOCKS_EXPECTED` (tcp_input.c): "Given that SACK packets might
+/// be lost, be conservative and use 2."
+const TCP_SACK_BLOCKS_EXPECTED: usize = 2;
+/// `TCP_FASTRETRANS_THRESH`: dup-ACKs sent before SACK compression starts.
+const TCP_FASTRETRANS_THRESH: u32 = 3;
+/// `TCP_MSS_DEFAULT` (include/net/tcp.h), bytes.
+const TCP_MSS_DEFAULT: u32 = 536;
+/// `TCP_MIN_MSS` (include/net/tcp.h), bytes.
+const TCP_MIN_MSS: u32 = 88;
+/// `sizeof(struct tcphdr)`, bytes.
+const TCP_HDR_LEN: u32 = 20;
+/// `TCPOLEN_TSTAMP_ALIGNED`, bytes.
+const TCPOLEN_TSTAMP_ALIGNED: u32 = 12;
+/// `MAX_TCP_OPTION_SPACE`, bytes.
+const MAX_TCP_OPTION_SPACE: u32 = 40;
+/// `TCPOLEN_SACK_BASE_ALIGNED`, bytes.
+const TCPOLEN_SACK_BASE_ALIGNED: u32 = 4;
+/// `TCPOLEN_SACK_PERBLOCK`, bytes.
+const TCPOLEN_SACK_PERBLOCK: u32 = 8;
+/// `TCP_RMEM_TO_WIN_SCALE` (include/net/tcp.h): `scaling_ratio` is in 1/256.
+const TCP_RMEM_TO_WIN_SCALE: u32 = 8;
+/// `TCP_DEFAULT_SCALING_RATIO`: "Assume a 50% default for
+/// skb->len/skb->truesize ratio."
+const TCP_DEFAULT_SCALING_RATIO: u8 = 1 << (TCP_RMEM_TO_WIN_SCALE - 1);
+/// `TCP_INIT_CWND`: `tcp_init_buffer_space` sizes the first DRS round to it.
+const TCP_INIT_CWND: u32 = 10;
+/// `TCP_MAX_WSCALE` (RFC 7323 §2.3).
+const TCP_MAX_WSCALE: u8 = 14;
+/// `sysctl_tcp_app_win` default: part of the buffer kept for the application.
+const TCP_APP_WIN: u32 = 31;
+/// `SOCK_MIN_RCVBUF` = 2 · `TCP_SKB_MIN_TRUESIZE` (2048 + 256), bytes.
+const SOCK_MIN_RCVBUF: u32 = 4608;
+/// `net.core.rmem_max` default (`SK_RMEM_MAX`), bytes: caps `SO_RCVBUF` and
+/// takes part in the window-scale choice.
+const SYSCTL_RMEM_MAX: u32 = 212_992;
+/// `net.ipv4.tcp_comp_sack_nr` default: most ACKs one compressed ACK stands for.
+const TCP_COMP_SACK_NR: u32 = 44;
+/// `net.ipv4.tcp_comp_sack_delay_ns` default (1 ms).
+const TCP_COMP_SACK_DELAY_NS: u64 = 1_000_000;
+/// `sysctl_tcp_invalid_ratelimit` default (`HZ/2`), ms.
+const TCP_INVALID_RATELIMIT_MS: u64 = 500;
+/// `TCP_PINGPONG_THRESH` / `sysctl_tcp_pingpong_thresh` default (1 since
+/// v6.0; 3 in v5.1–5.19).
+const TCP_PINGPONG_THRESH: u8 = 1;
+/// `sk_rcvlowat` default (SO_RCVLOWAT), bytes.
+const SK_RCVLOWAT: u32 = 1;
+/// Per-skb memory overhead of the truesize model, bytes (see [`truesize`]).
+const TRUESIZE_SKB_OVERHEAD: u64 = 64;
+/// `SKB_MAX_ORDER(0, 0)`: payload of one collapsed skb, bytes.
+const COLLAPSE_CHUNK: u64 = 4096 - 320;
+/// Largest payload a single segment may carry (bytes); bigger ones are
+/// dropped. A GSO/GRO skb is at most 64 KiB (256 KiB with BIG TCP).
+pub(crate) const MAX_SEGMENT_PAYLOAD: u32 = 1 << 24;
+
+// `enum inet_csk_ack_state_t` (include/net/inet_connection_sock.h).
+/// `ICSK_ACK_SCHED`: an ACK is owed.
+const ICSK_ACK_SCHED: u8 = 1;
+/// `ICSK_ACK_TIMER`: the delayed-ACK timer is armed.
+const ICSK_ACK_TIMER: u8 = 2;
+/// `ICSK_ACK_PUSHED`: a pushed or short segment was received.
+const ICSK_ACK_PUSHED: u8 = 4;
+/// `ICSK_ACK_PUSHED2`: two of them.
+const ICSK_ACK_PUSHED2: u8 = 8;
+/// `ICSK_ACK_NOW`: "Protocol state mandates a one-time immediate ACK".
+const ICSK_ACK_NOW: u8 = 16;
+/// `ICSK_ACK_NOMEM`: an ACK is owed because data was dropped for memory.
+const ICSK_ACK_NOMEM: u8 = 32;
+
+// ---------------------------------------------------------------------------
+// Era knobs
+// ---------------------------------------------------------------------------
+
+/// Receive-side behaviours that kernel releases changed. The model runs
+/// current Linux unless told otherwise; [`RcvKnobs::for_config`] picks the
+/// era from the preset name until `TcpConfig` grows explicit knobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RcvKnobs {
+    /// `net.ipv4.tcp_comp_sack_nr`: SACK compression (≥ v4.18); 0 disables
+    /// it, so every dup-ACK leaves at once (≤ v4.17).
+    pub comp_sack_nr: u32,
+    /// `net.ipv4.tcp_comp_sack_delay_ns`.
+    pub comp_sack_delay_ns: u64,
+    /// Quick-ACK budget granted on ECN events: 2 since "tcp: do not
+    /// aggressively quick ack after ECN events" (v4.18), the full
+    /// `TCP_MAX_QUICKACKS` before.
+    pub ecn_quickacks: u8,
+    /// ≥ v4.18: filling the last hole sets `ICSK_ACK_NOW`; ≤ v4.17 it only
+    /// leaves pingpong mode.
+    pub hole_fill_ack_now: bool,
+    /// ≥ v6.6 ("tcp: fix quick-ack counting to count actual ACKs of new
+    /// data"): an ACK spends one quick ACK if one was scheduled; before, it
+    /// spent the outgoing skb's `pcount`.
+    pub quickack_per_ack: bool,
+    /// ≥ v6.5: `tcp_win_from_space` uses the measured `scaling_ratio`;
+    /// before, the fixed `tcp_adv_win_scale = 1` (half the buffer).
+    pub measured_scaling_ratio: bool,
+    /// ≤ v5.3: the initial window is capped at `tcp_default_init_rwnd`
+    /// (20 segments) by `tcp_select_initial_window`; 0 = no cap.
+    pub init_rwnd_segs: u32,
+    /// ≥ v5.x `tcp_grow_window`: grow by `max(2·advmss, 2·len)` bounded by
+    /// the room left; before, by `2·advmss` up to `window_clamp`.
+    pub grow_window_room: bool,
+    /// ≥ v5.1 `tcp_event_data_sent`: only the first reply to received data
+    /// counts toward pingpong mode.
+    pub pingpong_first_reply_only: bool,
+    /// ≥ v5.10: the delayed-ACK timeout is capped by `icsk_delack_max`.
+    pub delack_max_cap: bool,
+}
+
+impl RcvKnobs {
+    /// Current Linux (v6.13).
+    pub const CURRENT: RcvKnobs = RcvKnobs {
+        comp_sack_nr: TCP_COMP_SACK_NR,
+        comp_sack_delay_ns: TCP_COMP_SACK_DELAY_NS,
+        ecn_quickacks: 2,
+        hole_fill_ack_now: true,
+        quickack_per_ack: true,
+        measured_scaling_ratio: true,
+        init_rwnd_segs: 0,
+        grow_window_room: true,
+        pingpong_first_reply_only: true,
+        delack_max_cap: true,
+    };
+
+    /// v3.11 … v4.17.
+    pub const LEGACY: RcvKnobs = RcvKnobs {
+        comp_sack_nr: 0,
+        comp_sack_delay_ns: TCP_COMP_SACK_DELAY_NS,
+        ecn_quickacks: TCP_MAX_QUICKACKS,
+        hole_fill_ack_now: false,
+        quickack_per_ack: false,
+        measured_scaling_ratio: false,
+        init_rwnd_segs: 20,
+        grow_window_room: false,
+        pingpong_first_reply_only: false,
+        delack_max_cap: false,
+    };
+
+    /// The knobs of `cfg`'s kernel era (by preset name).
+    pub fn for_config(cfg: &TcpConfig) -> RcvKnobs {
+        if cfg.preset.starts_with("v3.") || cfg.preset.starts_with("v4.") {
+            RcvKnobs::LEGACY
+        } else {
+            RcvKnobs::CURRENT
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Inputs and outputs
+// ---------------------------------------------------------------------------
+
+/// What [`Receiver::on_segment`] and the ACK-timing methods need from the
+/// rest of the connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RcvEnv {
+    /// Smoothed RTT in µs, unscaled (`tp->srtt_us >> 3`); 0 before the
+    /// first sample. Bounds the delayed-ACK timeout (`tcp_send_delayed_ack`)
+    /// and the SACK-compression delay.
+    pub srtt_us: u32,
+    /// `icsk_rto` (without backoff): caps `ato` growth.
+    pub rto: Duration,
+    /// ECN was negotiated (`TCP_ECN_OK`).
+    pub ecn_ok: bool,
+    /// The congestion control needs ECN (`tcp_ca_needs_ecn`, DCTCP). It
+    /// then owns `DEMAND_CWR` on CE marks: DCTCP sets it in its
+    /// `CA_EVENT_ECN_IS_CE` handler before `__tcp_ecn_check_ce` tests it,
+    /// so the generic CE quick-ACK never fires.
+    pub ca_needs_ecn: bool,
+    /// Our TSval clock now (`tcp_time_stamp_ts`, including the offset), for
+    /// the receiver RTT estimate from echoed timestamps.
+    pub tsval_now: u32,
+    /// `tcp_ack` took its `old_ack` exit (the ACK is below `snd_una`): then
+    /// neither `ts_recent` nor CWR is taken from this segment.
+    pub old_ack: bool,
+    /// We have sent our FIN (FIN-WAIT-1/2): `tcp_fin` ACKs a FIN at once
+    /// instead of entering pingpong mode.
+    pub fin_sent: bool,
+}
+
+/// What one segment did on the receive side ([`Receiver::on_segment`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RcvOutcome {
+    /// `tcp_send_ack` was called while processing: send a pure ACK
+    /// ([`Receiver::fill_ack`] + [`Receiver::on_ack_sent`]) before anything
+    /// else (FIN received in FIN-WAIT, or a compressed SACK flushed before
+    /// its block is pushed out).
+    pub ack_now: bool,
+    /// In-order payload bytes newly readable.
+    pub delivered: u32,
+    /// The peer's FIN became in-order now.
+    pub fin: bool,
+    /// ECN event for the congestion control (`__tcp_ecn_check_ce`):
+    /// `Some(true)` = `CA_EVENT_ECN_IS_CE`, `Some(false)` =
+    /// `CA_EVENT_ECN_NO_CE`; `None` without ECN or for not-ECT segments.
+    /// Linux raises them only if `tcp_ca_needs_ecn`.
+    pub ce: Option<bool>,
+    /// A D-SACK block was generated for this segment.
+    pub dsack: bool,
+    /// (Part of) the segment went to the out-of-order queue.
+    pub ofo: bool,
+    /// The segment's data was not accepted (duplicate, outside the window,
+    /// or no receive memory).
+    pub dropped: bool,
+}
+
+/// [`Receiver::ack_snd_check`]'s decision (`__tcp_ack_snd_check`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AckDecision {
+    /// No ACK is owed.
+    None,
+    /// Send a pure ACK now.
+    Now,
+    /// A delayed-ACK or SACK-compression timer holds it
+    /// ([`Receiver::delack_deadline`], [`Receiver::comp_sack_deadline`]).
+    Delayed,
+}
+
+/// Result of [`Receiver::read`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ReadOutcome {
+    /// Bytes handed to the application.
+    pub bytes: u64,
+    /// `tcp_cleanup_rbuf` wants an ACK now (window update or owed ACK).
+    pub ack_now: bool,
+}
+
+/// One out-of-order range `[start, end)` (`out_of_order_queue` skbs merged).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct OfoRange {
+    start: SeqNum,
+    end: SeqNum,
+    /// Modelled `truesize` of the skbs holding it, bytes.
+    truesize: u64,
+    /// The range ends with the peer's FIN (its last sequence number).
+    fin: bool,
+}
+
+/// SACK option content frozen for an ACK sent mid-processing
+/// (`tcp_sack_compress_send_ack` inside `tcp_sack_new_ofo_skb`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SackSnapshot {
+    blocks: [SackBlock; TCP_NUM_SACKS + 1],
+    len: u8,
+}
+
+/// Counters that [`Mib`] may not list yet, looked up by nstat name once.
+#[derive(Clone, Copy, Debug, Default)]
+struct ExtraMibs {
+    ack_compressed: Option<Mib>,
+    ofo_drop: Option<Mib>,
+    ofo_merge: Option<Mib>,
+    rcvq_drop: Option<Mib>,
+    zero_window_drop: Option<Mib>,
+    prune_called: Option<Mib>,
+    rcv_pruned: Option<Mib>,
+    ofo_pruned: Option<Mib>,
+    ack_skipped_seq: Option<Mib>,
+}
+
+impl ExtraMibs {
+    fn resolve() -> ExtraMibs {
+        ExtraMibs {
+            ack_compressed: Mib::from_name("TcpExtTCPAckCompressed"),
+            ofo_drop: Mib::from_name("TcpExtTCPOFODrop"),
+            ofo_merge: Mib::from_name("TcpExtTCPOFOMerge"),
+            rcvq_drop: Mib::from_name("TcpExtTCPRcvQDrop"),
+            zero_window_drop: Mib::from_name("TcpExtTCPZeroWindowDrop"),
+            prune_called: Mib::from_name("TcpExtPruneCalled"),
+            rcv_pruned: Mib::from_name("TcpExtRcvPruned"),
+            ofo_pruned: Mib::from_name("TcpExtOfoPruned"),
+            ack_skipped_seq: Mib::from_name("TcpExtTCPACKSkippedSeq"),
+        }
+    }
+}
+
+#[inline]
+fn mib_add(mib: &mut Counters, m: Option<Mib>, v: u64) {
+    if let Some(m) = m {
+        mib.add(m, v);
+    }
+}
+
+/// Modelled `skb->truesize` of a received segment with `len` payload bytes.
+///
+/// Linux charges each skb's real memory (`truesize`) against `sk_rcvbuf`
+/// and advertises only the payload share of it (`scaling_ratio`, measured
+/// as `len/truesize` in `tcp_measure_rcv_mss`). The model has no skbs; it
+/// charges payload + 1/16 + 64 bytes, which is what a GRO receive path
+/// achieves (ratio ≈ 0.90 for 1448-byte segments, so `tcp_rmem[2]` = 6 MB
+/// advertises ≈ 5.4 MB) while small segments still cost relatively more,
+/// as they do in Linux.
+#[inline]
+fn truesize(len: u32) -> u64 {
+    len as u64 + (len as u64 >> 4) + TRUESIZE_SKB_OVERHEAD
+}
+
+/// Truesize of `bytes` after `tcp_collapse` copied them into page-sized skbs.
+#[inline]
+fn collapsed_truesize(bytes: u64) -> u64 {
+    bytes + (bytes >> 4) + TRUESIZE_SKB_OVERHEAD * bytes.div_ceil(COLLAPSE_CHUNK).max(1)
+}
+
+/// `tcp_sack_extend`: merge `[seq, end)` into `sp` if they overlap or touch.
+fn sack_extend(sp: &mut SackBlock, seq: SeqNum, end: SeqNum) -> bool {
+    //= linux:v6.13:net/ipv4/tcp_input.c#tcp_sack_extend
+    if !seq.after(sp.end) && !sp.start.after(end) {
+        if seq.before(sp.start) {
+            sp.start = seq;
+        }
+        if end.after(sp.end) {
+            sp.end = end;
+        }
+        return true;
+    }
+    false
+}
+
+// ---------------------------------------------------------------------------
+// The receiver
+// ---------------------------------------------------------------------------
+
+/// Linux's receive side: `rcv_nxt`, the receive and out-of-order queues
+/// (as byte counts and ranges), window selection, SACK/D-SACK generation,
+/// the ECN echo, and the delayed-ACK engine (`icsk_ack`).
+///
+/// # Calling protocol
+///
+/// 1. **Handshake.** Client: [`new`](Self::new) sizes the SYN's window
+///    ([`syn_window`](Self::syn_window), [`offered_wscale`](Self::offered_wscale));
+///    on the SYN-ACK call [`on_syn`](Self::on_syn)`(.., passive = false)`
+///    then [`on_established`](Self::on_established). Server: on the SYN
+///    call `on_syn(.., passive = true)` (this sizes the SYN-ACK's window),
+///    and `on_established` when the handshake's final ACK arrives.
+/// 2. **Every segment** in a synchronized state: the connection validates
+///    it first (PAWS: [`paws_reject`](Self::paws_reject); sequence:
+///    [`acceptable`](Self::acceptable), else [`on_unacceptable`](Self::on_unacceptable)
+///    decides the dup-ACK), runs `tcp_ack`, then calls
+///    [`on_segment`](Self::on_segment) — also for pure ACKs, which update
+///    `ts_recent` and may carry CWR. If the outcome says `ack_now`, send a
+///    pure ACK at once.
+/// 3. Then, as `tcp_rcv_established` does, transmit whatever data may go
+///    (each segment carries the ACK), and **only then** call
+///    [`ack_snd_check`](Self::ack_snd_check): an ACK that rode on data is
+///    no longer owed. `AckDecision::Now` means send a pure ACK. (Linux's
+///    header-prediction fast path skips this check for pure ACKs; a
+///    connection that models header prediction skips the call for them.)
+/// 4. **Every segment sent** except SYNs: [`fill_ack`](Self::fill_ack)
+///    writes ack, window, SACK/D-SACK, timestamps and ECE (D-SACK and
+///    window state are consumed here, so call it once per segment actually
+///    sent); after sending, [`on_ack_sent`](Self::on_ack_sent) with the
+///    segment's ack number, and for segments with payload also
+///    [`on_data_sent`](Self::on_data_sent).
+/// 5. **Timers**: [`delack_deadline`](Self::delack_deadline) →
+///    [`on_delack_timer`](Self::on_delack_timer), and
+///    [`comp_sack_deadline`](Self::comp_sack_deadline) →
+///    [`on_comp_sack_timer`](Self::on_comp_sack_timer); `true` means send
+///    an ACK now. Spurious calls are no-ops.
+/// 6. **Application reads**: [`read`](Self::read); `ack_now` in its result
+///    is `tcp_cleanup_rbuf`'s window update.
+#[derive(Clone, Debug)]
+pub(crate) struct Receiver {
+    // ---- configuration ----
+    knobs: RcvKnobs,
+    cfg_sack: bool,
+    cfg_dsack: bool,
+    cfg_timestamps: bool,
+    cfg_wscale: bool,
+    /// `ack_on_cwr`: CWR is taken from any segment in `tcp_ack` and ACKed at
+    /// once if it carries data (≥ v5.8); else only from data segments in
+    /// `tcp_data_queue`, without the immediate ACK (≤ v4.17).
+    ack_on_cwr: bool,
+    rmem: [u32; 3],
+    /// `SOCK_RCVBUF_LOCK`: the application set `SO_RCVBUF`.
+    rcvbuf_locked: bool,
+    hz: u32,
+    /// MSS we announced (`tp->advmss`), less the timestamp option on the
+    /// active side, bytes.
+    advmss: u32,
+    /// `tp->tcp_header_len`: 20, or 32 with timestamps.
+    tcp_header_len: u32,
+
+    // ---- negotiated ----
+    sack_ok: bool,
+    tstamp_ok: bool,
+    wscale_ok: bool,
+    /// Our window-scale shift (`rx_opt.rcv_wscale`).
+    rcv_wscale: u8,
+    ecn_ok: bool,
+
+    // ---- sequence space ----
+    rcv_nxt: SeqNum,
+    /// `rcv_nxt` when the window was last advertised.
+    rcv_wup: SeqNum,
+    /// First byte the application has not read.
+    copied_seq: SeqNum,
+    /// Window last advertised, bytes (unscaled).
+    rcv_wnd: u32,
+    /// `tcpi_bytes_received`.
+    bytes_received: u64,
+    /// In-order payload bytes not yet read.
+    unread: u64,
+    fin_received: bool,
+
+    // ---- receive memory and window ----
+    /// `sk_rcvbuf`, bytes.
+    rcvbuf: u32,
+    /// Largest window we will advertise, bytes.
+    window_clamp: u32,
+    /// Window growth limit while the flow ramps up (`tcp_grow_window`), bytes.
+    rcv_ssthresh: u32,
+    /// `tp->scaling_ratio`: payload share of truesize, in 1/256.
+    scaling_ratio: u8,
+    /// Truesize of the unread in-order data, bytes.
+    rcvq_truesize: u64,
+    ofo: Vec<OfoRange>,
+    /// Sum of `ofo[].truesize`, bytes.
+    ofo_truesize: u64,
+    /// `tp->rcv_ooopack`.
+    rcv_ooopack: u32,
+
+    // ---- receive-buffer autotuning (DRS) ----
+    /// `rcvq_space.space`, bytes.
+    rcvq_space: u32,
+    /// `rcvq_space.seq`.
+    rcvq_seq: SeqNum,
+    /// `rcvq_space.time`.
+    rcvq_time: Instant,
+    /// `rcv_rtt_est.rtt_us`, µs scaled by 8; 0 = no estimate.
+    rcv_rtt_us: u32,
+    /// `rcv_rtt_est.seq`.
+    rcv_rtt_seq: SeqNum,
+    /// `rcv_rtt_est.time` (`None` = 0 in Linux).
+    rcv_rtt_time: Option<Instant>,
+    /// `rcv_rtt_last_tsecr`.
+    rcv_rtt_last_tsecr: u32,
+
+    // ---- SACK ----
+    /// `tp->selective_acks`, most recent first.
+    selective_acks: [SackBlock; TCP_NUM_SACKS],
+    /// `rx_opt.num_sacks`.
+    num_sacks: u8,
+    /// `tp->duplicate_sack[0]` while `rx_opt.dsack` is set.
+    duplicate_sack: Option<SackBlock>,
+    /// A D-SACK was generated by the segment being processed.
+    dsack_this_seg: bool,
+    /// SACK option of an ACK owed from mid-processing.
+    preflush: Option<SackSnapshot>,
+
+    // ---- SACK compression (≥ v4.18) ----
+    compressed_ack: u32,
+    compressed_ack_rcv_nxt: SeqNum,
+    dup_ack_counter: u32,
+    comp_deadline: Option<Instant>,
+
+    // ---- delayed ACK (icsk_ack) ----
+    /// `ICSK_ACK_*` bits.
+    pending: u8,
+    /// Quick ACKs left.
+    quick: u8,
+    /// Pingpong (interactive) counter.
+    pingpong: u8,
+    /// ACK timeout estimate, jiffies; 0 until the first data.
+    ato: u32,
+    /// Delayed-ACK deadline, jiffies.
+    timeout: u32,
+    /// `timeout` as an instant, while `ICSK_ACK_TIMER` is set.
+    delack_at: Option<Instant>,
+    /// Last data receive time, jiffies.
+    lrcvtime: u32,
+    /// Last data send time (`tp->lsndtime`), jiffies.
+    lsndtime: u32,
+    /// `icsk_ack.last_seg_size`, bytes.
+    last_seg_size: u32,
+    /// Estimated peer MSS, bytes.
+    rcv_mss: u32,
+
+    // ---- timestamps ----
+    ts_recent: u32,
+
+    // ---- ECN ----
+    /// `TCP_ECN_DEMAND_CWR`: echo ECE until the peer's CWR.
+    demand_cwr: bool,
+    /// `TCP_ECN_SEEN`.
+    ecn_seen: bool,
+
+    // ---- misc ----
+    /// `tp->last_oow_ack_time`, jiffies; `None` = never.
+    last_oow_ack_time: Option<u32>,
+    extra_mib: ExtraMibs,
+}
+
+impl Receiver {
+    // ------------------------------------------------------------------
+    // Construction and handshake
+    // ------------------------------------------------------------------
+
+    /// A receiver for an active open: the SYN's window is sized as
+    /// `tcp_connect_init` does. Era knobs follow [`RcvKnobs::for_config`].
+    pub(crate) fn new(cfg: &TcpConfig) -> Receiver {
+        Receiver::with_knobs(cfg, RcvKnobs::for_config(cfg))
+    }
+
+    /// As [`new`](Self::new) with explicit era knobs.
+    pub(crate) fn with_knobs(cfg: &TcpConfig, knobs: RcvKnobs) -> Receiver {
+        let rmem = [cfg.tcp_rmem[0], cfg.tcp_rmem[1].max(1), cfg.tcp_rmem[2].max(cfg.tcp_rmem[1]).max(1)];
+        // sock_setsockopt(SO_RCVBUF): doubled, capped by rmem_max, locked.
+        let (rcvbuf, rcvbuf_locked) = if cfg.so_rcvbuf > 0 {
+            (cfg.so_rcvbuf.min(SYSCTL_RMEM_MAX).saturating_mul(2).max(SOCK_MIN_RCVBUF), true)
+        } else {
+            (rmem[1], false)
+        };
+        let advmss = cfg.advmss().max(TCP_MIN_MSS);
+        let mut r = Receiver {
+            knobs,
+            cfg_sack: cfg.tcp_sack,
+            cfg_dsack: cfg.tcp_dsack,
+            cfg_timestamps: cfg.tcp_timestamps,
+            cfg_wscale: cfg.tcp_window_scaling,
+            ack_on_cwr: cfg.ack_on_cwr,
+            rmem,
+            rcvbuf_locked,
+            hz: if cfg.hz == 0 { 1000 } else { cfg.hz },
+            advmss,
+            tcp_header_len: TCP_HDR_LEN,
+            sack_ok: false,
+            tstamp_ok: false,
+            wscale_ok: cfg.tcp_window_scaling,
+            rcv_wscale: 0,
+            ecn_ok: false,
+            rcv_nxt: SeqNum(0),
+            rcv_wup: SeqNum(0),
+            copied_seq: SeqNum(0),
+            rcv_wnd: 0,
+            bytes_received: 0,
+            unread: 0,
+            fin_received: false,
+            rcvbuf,
+            window_clamp: 0,
+            rcv_ssthresh: 0,
+            scaling_ratio: TCP_DEFAULT_SCALING_RATIO,
+            rcvq_truesize: 0,
+            ofo: Vec::new(),
+            ofo_truesize: 0,
+            rcv_ooopack: 0,
+            rcvq_space: 0,
+            rcvq_seq: SeqNum(0),
+            rcvq_time: Instant::ZERO,
+            rcv_rtt_us: 0,
+            rcv_rtt_seq: SeqNum(0),
+            rcv_rtt_time: None,
+            rcv_rtt_last_tsecr: 0,
+            selective_acks: [SackBlock::default(); TCP_NUM_SACKS],
+            num_sacks: 0,
+            duplicate_sack: None,
+            dsack_this_seg: false,
+            preflush: None,
+            compressed_ack: 0,
+            compressed_ack_rcv_nxt: SeqNum(0),
+            dup_ack_counter: 0,
+            comp_deadline: None,
+            pending: 0,
+            quick: 0,
+            pingpong: 0,
+            ato: 0,
+            timeout: 0,
+            delack_at: None,
+            lrcvtime: 0,
+            lsndtime: 0,
+            last_seg_size: 0,
+            rcv_mss: TCP_MSS_DEFAULT,
+            ts_recent: 0,
+            demand_cwr: false,
+            ecn_seen: false,
+            last_oow_ack_time: None,
+            extra_mib: ExtraMibs::resolve(),
+        };
+        // tcp_connect_init: a locked buffer also clamps the window.
+        let clamp = if r.rcvbuf_locked { r.full_space().max(0) as u32 } else { 0 };
+        let space = r.full_space().max(0) as u32;
+        r.select_initial_window(space, r.advmss, clamp, r.cfg_wscale);
+        r
+    }
+
+    /// `tcp_select_initial_window`: the window and window-scale shift to
+    /// offer in the SYN or SYN-ACK, from the buffer `space` (bytes), the
+    /// MSS the peer will use, and the clamp (0 = none).
+    ///
+    /// Current kernels offer `space` rounded down to a whole number of MSS,
+    /// at most 65535 (the SYN's window field is never scaled), and pick the
+    /// shift from the largest buffer autotuning could reach
+    /// (max(`tcp_rmem[2]`, `rmem_max`)).
+    fn select_initial_window(&mut self, space: u32, mss: u32, clamp: u32, wscale_ok: bool) {
+        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_select_initial_window
+        let mss = mss.max(1);
+        let mut clamp = if clamp == 0 { (u16::MAX as u32) << TCP_MAX_WSCALE } else { clamp };
+        let mut space = space.min(clamp);
+        if space > mss {
+            space = space / mss * mss;
+        }
+        let mut rcv_wnd = space.min(u16::MAX as u32);
+        // ≤ v5.3: tcp_default_init_rwnd (2·TCP_INIT_CWND, fewer above 1460).
+        if self.knobs.init_rwnd_segs > 0 {
+            let mut segs = self.knobs.init_rwnd_segs;
+            if mss > 1460 {
+                segs = (1460 * segs / mss).max(2);
+            }
+            rcv_wnd = rcv_wnd.min(segs.saturating_mul(mss));
+        }
+        let mut wscale = 0u8;
+        if wscale_ok {
+            let s = space.max(self.rmem[2]).max(SYSCTL_RMEM_MAX).min(clamp);
+            let log2 = if s == 0 { 0 } else { 31 - s.leading_zeros() };
+            wscale = log2.saturating_sub(15).min(TCP_MAX_WSCALE as u32) as u8;
+        }
+        clamp = clamp.min((u16::MAX as u32) << wscale);
+        self.rcv_wnd = rcv_wnd;
+        self.rcv_ssthresh = rcv_wnd;
+        self.window_clamp = clamp;
+        self.rcv_wscale = wscale;
+        self.wscale_ok = wscale_ok;
+    }
+
+    /// The peer's SYN (`passive`, `tcp_openreq_init_rwin` and
+    /// `tcp_create_openreq_child`) or SYN-ACK (`!passive`,
+    /// `tcp_rcv_synsent_state_process`): records the peer's ISN and
+    /// `ts_recent`, negotiates SACK, timestamps and window scaling, and
+    /// sizes the SYN-ACK's window on the passive side.
+    pub(crate) fn on_syn(&mut self, now: Instant, irs: SeqNum, opts: &tcplab_wire::TcpOptions, passive: bool) {
+        //= linux:v6.13:net/ipv4/tcp_minisocks.c#tcp_openreq_init_rwin
+        let _ = now;
+        let base_mss = self.advmss;
+        self.sack_ok = self.cfg_sack && opts.sack_permitted;
+        self.tstamp_ok = self.cfg_timestamps && opts.timestamp.is_some();
+        let peer_wscale = self.cfg_wscale && opts.wscale.is_some();
+        if passive {
+            // tcp_openreq_init_rwin: the SYN-ACK window is computed for the
+            // MSS the peer's segments will carry (less timestamps).
+            let full = self.full_space().max(0) as u32;
+            let clamp = if self.rcvbuf_locked { full } else { 0 };
+            let mss = self.advmss.saturating_sub(if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 });
+            self.select_initial_window(full, mss, clamp, peer_wscale);
+        } else {
+            if !peer_wscale {
+                // "RFC1323: The window in SYN & SYN/ACK segments is never
+                // scaled" — and without the peer's option we do not scale.
+                self.rcv_wscale = 0;
+                self.wscale_ok = false;
+                self.window_clamp = self.window_clamp.min(u16::MAX as u32);
+            }
+            if self.tstamp_ok {
+                // The active side subtracts the option from advmss.
+                self.advmss = self.advmss.saturating_sub(TCPOLEN_TSTAMP_ALIGNED).max(TCP_MIN_MSS);
+            }
+        }
+        self.tcp_header_len = TCP_HDR_LEN + if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 };
+        if let (true, Some((tsval, _))) = (self.tstamp_ok, opts.timestamp) {
+            self.ts_recent = tsval;
+        }
+        self.rcv_nxt = irs + 1;
+        self.rcv_wup = self.rcv_nxt;
+        self.copied_seq = self.rcv_nxt;
+        self.rcvq_seq = self.rcv_nxt;
+        self.compressed_ack_rcv_nxt = self.rcv_nxt;
+        // tcp_initialize_rcv_mss: under-estimate the peer's MSS.
+        let peer_mss = opts.mss.map(u32::from).unwrap_or(TCP_MSS_DEFAULT);
+        let mss_cache = peer_mss.min(base_mss).saturating_sub(if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 });
+        let hint = self.advmss.min(mss_cache).min(self.rcv_wnd / 2).clamp(TCP_MIN_MSS, TCP_MSS_DEFAULT);
+        self.rcv_mss = hint;
+    }
+
+    /// The connection reached ESTABLISHED (`tcp_finish_connect` /
+    /// `tcp_create_openreq_child` time stamps, then `tcp_init_buffer_space`):
+    /// fixes `window_clamp` below the buffer, keeping one segment and
+    /// `1/2^tcp_app_win` for the application, and starts the first DRS round.
+    pub(crate) fn on_established(&mut self, now: Instant) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_init_buffer_space
+        let j = self.jiffies(now);
+        self.lrcvtime = j;
+        self.lsndtime = j;
+        self.rcvq_time = now;
+        self.rcvq_seq = self.copied_seq;
+        let maxwin = self.full_space().max(0) as u32;
+        let advmss = self.advmss;
+        if self.window_clamp >= maxwin {
+            self.window_clamp = maxwin;
+            if maxwin > 4 * advmss {
+                self.window_clamp = (maxwin - (maxwin >> TCP_APP_WIN)).max(4 * advmss);
+            }
+        }
+        // "Force reservation of one segment."
+        if self.window_clamp > 2 * advmss && self.window_clamp.saturating_add(advmss) > maxwin {
+            self.window_clamp = (2 * advmss).max(maxwin.saturating_sub(advmss));
+        }
+        self.rcv_ssthresh = self.rcv_ssthresh.min(self.window_clamp);
+        self.rcvq_space = self.rcv_ssthresh.min(self.rcv_wnd).min(TCP_INIT_CWND * advmss).max(1);
+    }
+
+    /// Window field of our SYN or SYN-ACK (never scaled).
+    pub(crate) fn syn_window(&self) -> u16 {
+        self.rcv_wnd.min(u16::MAX as u32) as u16
+    }
+
+    /// Window-scale option for our SYN or SYN-ACK, if we send one.
+    pub(crate) fn offered_wscale(&self) -> Option<u8> {
+        self.wscale_ok.then_some(self.rcv_wscale)
+    }
+
+    // ------------------------------------------------------------------
+    // Incoming segments
+    // ------------------------------------------------------------------
+
+    /// `tcp_sequence`: does any part of `seg` fall inside the window?
+    /// (Controls are checked against `rcv_wup`, "borrowed from freebsd".)
+    pub(crate) fn acceptable(&self, seg: &SegmentRepr) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_sequence
+        let end = seg_end_syn(seg);
+        !end.before(self.rcv_wup) && !seg.seq.after(self.rcv_nxt + self.receive_window())
+    }
+
+    /// PAWS (`tcp_paws_discard` without its disordered-ACK exception, which
+    /// needs sender state): the segment's TSval is older than `ts_recent`
+    /// by more than `TCP_PAWS_WINDOW`.
+    pub(crate) fn paws_reject(&self, seg: &SegmentRepr) -> bool {
+        match (self.tstamp_ok, seg.options.timestamp) {
+            (true, Some((tsval, _))) => !self.paws_check(tsval, 1),
+            _ => false,
+        }
+    }
+
+    /// `tcp_paws_check`: `tsval` is recent enough (within `paws_win`), or
+    /// `ts_recent` is 0 ("Some OSes send SYN and SYNACK messages with
+    /// tsval=0").
+    fn paws_check(&self, tsval: u32, paws_win: i32) -> bool {
+        //= linux:v6.13:include/net/tcp.h#tcp_paws_check
+        (self.ts_recent.wrapping_sub(tsval) as i32) <= paws_win || self.ts_recent == 0
+    }
+
+    /// An unacceptable segment (failed [`acceptable`](Self::acceptable) or
+    /// PAWS): `tcp_send_dupack` behind `tcp_oow_rate_limited`. Duplicate
+    /// data counts `DelayedACKLost`, enters quick-ACK mode and yields a
+    /// D-SACK. Returns whether to send an ACK now.
+    pub(crate) fn on_unacceptable(&mut self, now: Instant, seg: &SegmentRepr, mib: &mut Counters) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_send_dupack
+        if seg.flags.rst() {
+            return false;
+        }
+        let seq = seg.seq;
+        let end = seg_end_syn(seg);
+        // tcp_oow_rate_limited: data without SYN is never rate limited.
+        if seq == end || seg.flags.syn() {
+            let j = self.jiffies(now);
+            if let Some(last) = self.last_oow_ack_time {
+                let elapsed = j.wrapping_sub(last) as i32;
+                if elapsed >= 0 && (elapsed as u32) < self.ms_to_jiffies(TCP_INVALID_RATELIMIT_MS) {
+                    mib_add(mib, self.extra_mib.ack_skipped_seq, 1);
+                    return false;
+                }
+            }
+            self.last_oow_ack_time = Some(j);
+        }
+        if seq != end && seq.before(self.rcv_nxt) {
+            mib.inc(Mib::TcpExtDelayedACKLost);
+            self.enter_quickack_mode(TCP_MAX_QUICKACKS);
+            if self.sack_ok && self.cfg_dsack {
+                let e = if end.after(self.rcv_nxt) { self.rcv_nxt } else { end };
+                self.dsack_set(seq, e, mib);
+            }
+        }
+        true
+    }
+
+    /// One acceptable segment in a synchronized state, after `tcp_ack`:
+    /// the receiver's part of `tcp_ack` (`tcp_replace_ts_recent`,
+    /// `tcp_ecn_accept_cwr`), `tcp_rcv_rtt_measure_ts`, and
+    /// `tcp_data_queue`. The ACK decision follows in
+    /// [`ack_snd_check`](Self::ack_snd_check).
+    pub(crate) fn on_segment(
+        &mut self,
+        now: Instant,
+        seg: &SegmentRepr,
+        env: &RcvEnv,
+        mib: &mut Counters,
+    ) -> RcvOutcome {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_established
+        let mut out = RcvOutcome::default();
+        self.ecn_ok = env.ecn_ok;
+        self.dsack_this_seg = false;
+        if seg.payload_len > MAX_SEGMENT_PAYLOAD {
+            out.dropped = true;
+            return out;
+        }
+        let seq = seg.seq;
+        let end_seq = seg_end(seg);
+
+        if !env.old_ack {
+            self.replace_ts_recent(seg);
+            if self.ack_on_cwr {
+                // tcp_ack: "We accept CWR on pure ACKs to be more robust
+                // with widely-deployed TCP implementations that do this."
+                self.ecn_accept_cwr(seg, seq != end_seq);
+            }
+        }
+        self.rcv_rtt_measure_ts(seg, env, seq, end_seq);
+
+        // After our FIN-reception, data at or beyond rcv_nxt is not queued
+        // (tcp_rcv_state_process in CLOSE-WAIT/CLOSING/LAST-ACK).
+        let after_fin = self.fin_received && !seq.before(self.rcv_nxt);
+        if seq != end_seq && !after_fin {
+            self.data_queue(now, seg, seq, end_seq, env, mib, &mut out);
+        }
+        out.dsack = self.dsack_this_seg;
+        out
+    }
+
+    /// `tcp_replace_ts_recent`: take the peer's TSval if the segment starts
+    /// at or before the last window edge we ACKed (RFC 7323
+    /// `Last.ACK.sent`) and is not older than `ts_recent`.
+    fn replace_ts_recent(&mut self, seg: &SegmentRepr) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_replace_ts_recent
+        if let (true, Some((tsval, _))) = (self.tstamp_ok, seg.options.timestamp) {
+            if !seg.seq.after(self.rcv_wup) && self.paws_check(tsval, 0) {
+                self.ts_recent = tsval;
+            }
+        }
+    }
+
+    /// `tcp_ecn_accept_cwr`: the sender reduced its window, stop echoing
+    /// ECE. Current kernels also ACK a CWR data segment at once: "its cwnd
+    /// may be very low (even just 1 packet)".
+    fn ecn_accept_cwr(&mut self, seg: &SegmentRepr, has_data: bool) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_ecn_accept_cwr
+        if seg.flags.cwr() {
+            self.demand_cwr = false;
+            if self.ack_on_cwr && has_data {
+                self.pending |= ICSK_ACK_NOW;
+            }
+        }
+    }
+
+    /// `tcp_data_queue`: in-order data goes to the receive queue, old data
+    /// is D-SACKed and ACKed quickly, data beyond the window is dropped,
+    /// the rest goes to the out-of-order queue.
+    #[allow(clippy::too_many_arguments)]
+    fn data_queue(
+        &mut self,
+        now: Instant,
+        seg: &SegmentRepr,
+        seq: SeqNum,
+        end_seq: SeqNum,
+        env: &RcvEnv,
+        mib: &mut Counters,
+        out: &mut RcvOutcome,
+    ) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_data_queue
+        if !self.ack_on_cwr {
+            // ≤ v4.17: CWR is taken from data segments only, here.
+            self.ecn_accept_cwr(seg, true);
+        }
+        // "tp->rx_opt.dsack = 0": an unsent D-SACK is superseded.
+        self.duplicate_sack = None;
+        let rwin = self.receive_window();
+
+        if seq == self.rcv_nxt {
+            // "Some stacks are known to send bare FIN packets in a loop
+            // even if we send RWIN 0": accept a bare FIN into a zero window.
+            if rwin == 0 && !(seg.payload_len == 0 && seg.flags.fin()) {
+                mib_add(mib, self.extra_mib.zero_window_drop, 1);
+                self.out_of_window(out);
+                return;
+            }
+            self.queue_and_out(now, seg, seq, end_seq, env, mib, out);
+            return;
+        }
+        if !end_seq.after(self.rcv_nxt) {
+            // "A retransmit, 2nd most common case. Force an immediate ack."
+            mib.inc(Mib::TcpExtDelayedACKLost);
+            self.dsack_set(seq, end_seq, mib);
+            self.out_of_window(out);
+            return;
+        }
+        // "Out of window. F.e. zero window probe."
+        if !seq.before(self.rcv_nxt + rwin) {
+            self.out_of_window(out);
+            return;
+        }
+        if seq.before(self.rcv_nxt) {
+            // "Partial packet, seq < rcv_next < end_seq"
+            self.dsack_set(seq, self.rcv_nxt, mib);
+            if rwin == 0 {
+                mib_add(mib, self.extra_mib.zero_window_drop, 1);
+                self.out_of_window(out);
+                return;
+            }
+            self.queue_and_out(now, seg, seq, end_seq, env, mib, out);
+            return;
+        }
+        self.data_queue_ofo(seg, seq, end_seq, env, mib, out);
+    }
+
+    /// `tcp_data_queue`'s `out_of_window` exit: drop, and ACK quickly so
+    /// the sender learns what we have.
+    fn out_of_window(&mut self, out: &mut RcvOutcome) {
+        self.enter_quickack_mode(TCP_MAX_QUICKACKS);
+        self.pending |= ICSK_ACK_SCHED;
+        out.dropped = true;
+    }
+
+    /// `tcp_data_queue`'s `queue_and_out`: charge memory, advance
+    /// `rcv_nxt` (`tcp_queue_rcv`), run `tcp_event_data_recv` and `tcp_fin`,
+    /// pull what became in-order from the out-of-order queue.
+    #[allow(clippy::too_many_arguments)]
+    fn queue_and_out(
+        &mut self,
+        now: Instant,
+        seg: &SegmentRepr,
+        seq: SeqNum,
+        end_seq: SeqNum,
+        env: &RcvEnv,
+        mib: &mut Counters,
+        out: &mut RcvOutcome,
+    ) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_data_queue
+        let ts = truesize(seg.payload_len);
+        if !self.try_rmem_schedule(seq, ts, mib) {
+            // "TODO: maybe ratelimit these WIN 0 ACK ?"
+            self.pending |= ICSK_ACK_NOMEM | ICSK_ACK_NOW | ICSK_ACK_SCHED;
+            if self.unread > 0 && seg.payload_len > 0 {
+                mib_add(mib, self.extra_mib.rcvq_drop, 1);
+                out.dropped = true;
+                return;
+            }
+            // sk_forced_mem_schedule: an empty queue always takes one skb.
+        }
+        let fin = seg.flags.fin();
+        let advance = end_seq - self.rcv_nxt;
+        let data = advance.saturating_sub(fin as u32);
+        self.rcv_nxt = end_seq;
+        self.bytes_received += advance as u64;
+        self.unread += data as u64;
+        self.rcvq_truesize += ts;
+        out.delivered = out.delivered.saturating_add(data);
+
+        if seg.payload_len > 0 {
+            self.event_data_recv(now, seg, env, out);
+        }
+        if fin {
+            self.tcp_fin(env, out);
+        }
+        if !self.ofo.is_empty() {
+            self.ofo_queue(env, mib, out);
+            // "RFC5681. 4.2. SHOULD send immediate ACK, when gap in queue
+            // is filled."
+            if self.ofo.is_empty() {
+                if self.knobs.hole_fill_ack_now {
+                    self.pending |= ICSK_ACK_NOW;
+                } else {
+                    self.pingpong = 0;
+                }
+            }
+        }
+        if self.num_sacks > 0 {
+            self.sack_remove();
+        }
+    }
+
+    /// `tcp_event_data_recv`, per in-order data segment: schedule an ACK,
+    /// learn the peer's MSS, sample the receiver RTT, adapt `ato` to the
+    /// inter-arrival gap (DaveM: "When a connection starts up, we want to
+    /// ack as quickly as possible"), check ECN, and grow the window.
+    fn event_data_recv(&mut self, now: Instant, seg: &SegmentRepr, env: &RcvEnv, out: &mut RcvOutcome) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_event_data_recv
+        self.pending |= ICSK_ACK_SCHED;
+        self.measure_rcv_mss(seg);
+        self.rcv_rtt_measure(now);
+        let j = self.jiffies(now);
+        let ato_min = self.tcp_ato_min();
+        let rto = self.duration_to_jiffies(env.rto);
+        if self.ato == 0 {
+            // "The _first_ data packet received, initialize delayed ACK
+            // engine."
+            self.incr_quickack(TCP_MAX_QUICKACKS);
+            self.ato = ato_min;
+        } else {
+            let m = j.wrapping_sub(self.lrcvtime) as i32;
+            if m <= (ato_min / 2) as i32 {
+                // "The fastest case is the first."
+                self.ato = (self.ato >> 1) + ato_min / 2;
+            } else if (m as u32) < self.ato {
+                self.ato = (self.ato >> 1) + m as u32;
+                if self.ato > rto {
+                    self.ato = rto;
+                }
+            } else if (m as u32) > rto {
+                // "Too long gap. Apparently sender failed to restart
+                // window, so that we send ACKs quickly."
+                self.incr_quickack(TCP_MAX_QUICKACKS);
+            }
+        }
+        self.lrcvtime = j;
+        self.ecn_check_ce(seg, env, out);
+        if seg.payload_len >= 128 {
+            self.grow_window(seg.payload_len);
+        }
+    }
+
+    /// `tcp_measure_rcv_mss`: track the peer's segment size for the
+    /// "ACK every second full-sized segment" rule. A full-sized segment
+    /// also refreshes `scaling_ratio` (≥ v6.5) and `window_clamp` with it
+    /// (≥ v6.12); a pushed or short segment marks `ICSK_ACK_PUSHED`.
+    fn measure_rcv_mss(&mut self, seg: &SegmentRepr) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_measure_rcv_mss
+        let lss = self.last_seg_size;
+        self.last_seg_size = 0;
+        let len = seg.payload_len;
+        if len >= self.rcv_mss {
+            if len != self.rcv_mss && self.knobs.measured_scaling_ratio {
+                let val = ((len as u64) << TCP_RMEM_TO_WIN_SCALE) / truesize(len).max(1);
+                let old = self.scaling_ratio;
+                self.scaling_ratio = val.clamp(1, u8::MAX as u64) as u8;
+                if old != self.scaling_ratio {
+                    let w = self.win_from_space(self.rcvbuf as i64).max(0) as u32;
+                    self.set_window_clamp(w);
+                    if self.window_clamp < self.rcvq_space {
+                        self.rcvq_space = self.window_clamp;
+                    }
+                }
+            }
+            self.rcv_mss = len.min(self.advmss);
+            // "If the skb has a len of exactly 1*MSS and has the PSH bit set
+            // then it is likely the end of an application write."
+            if seg.flags.contains(TcpFlags::PSH) {
+                self.pending |= ICSK_ACK_PUSHED;
+            }
+        } else {
+            // "len" is invariant segment length, including TCP header.
+            let hdr = TCP_HDR_LEN + seg.options.wire_len() as u32;
+            let len = len + hdr;
+            let remnant = seg.flags.0 & (TcpFlags::FIN.0 | TcpFlags::URG.0 | TcpFlags::SYN.0 | TcpFlags::PSH.0) != 0;
+            if len >= TCP_MSS_DEFAULT + TCP_HDR_LEN || (len >= TCP_MIN_MSS + TCP_HDR_LEN && !remnant) {
+                let len = len.saturating_sub(self.tcp_header_len);
+                self.last_seg_size = len;
+                if len == lss {
+                    self.rcv_mss = len.max(1);
+                    return;
+                }
+            }
+            if self.pending & ICSK_ACK_PUSHED != 0 {
+                self.pending |= ICSK_ACK_PUSHED2;
+            }
+            self.pending |= ICSK_ACK_PUSHED;
+        }
+    }
+
+    /// `tcp_set_window_clamp`: a smaller clamp also lowers `rcv_ssthresh`; a
+    /// larger one lets it follow up to the last advertised window.
+    fn set_window_clamp(&mut self, val: u32) {
+        //= linux:v6.13:net/ipv4/tcp.c#tcp_set_window_clamp
+        let new = val.max(SOCK_MIN_RCVBUF / 2);
+        let old = self.window_clamp;
+        if new == old {
+            return;
+        }
+        self.window_clamp = new;
+        if new < old {
+            self.rcv_ssthresh = self.rcv_ssthresh.min(new);
+        } else {
+            self.rcv_ssthresh = self.rcv_ssthresh.max(self.rcv_wnd.min(new));
+        }
+    }
+
+    /// `tcp_grow_window`: raise `rcv_ssthresh` while segments use the
+    /// buffer efficiently ("Increase window, if skb with such overhead will
+    /// fit to rcvbuf in future"), and grant a quick ACK so that the peer
+    /// hears of the larger window at once.
+    fn grow_window(&mut self, len: u32) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_grow_window
+        let ts = truesize(len);
+        if self.knobs.grow_window_room {
+            let room = (self.window_clamp as i64).min(self.tcp_space()) - self.rcv_ssthresh as i64;
+            if room <= 0 {
+                return;
+            }
+            let mut incr = if self.win_from_space(ts as i64) <= len as i64 {
+                2 * self.advmss as i64
+            } else {
+                self.grow_window_slow(len, ts)
+            };
+            if incr > 0 {
+                incr = incr.max(2 * len as i64);
+                self.rcv_ssthresh = (self.rcv_ssthresh as i64 + incr.min(room)).clamp(0, u32::MAX as i64) as u32;
+                self.quick |= 1;
+            }
+        } else if self.rcv_ssthresh < self.window_clamp && (self.rcv_ssthresh as i64) < self.tcp_space() {
+            let incr = if self.win_from_space(ts as i64) <= len as i64 {
+                2 * self.advmss as i64
+            } else {
+                self.grow_window_slow(len, ts)
+            };
+            if incr > 0 {
+                self.rcv_ssthresh = (self.rcv_ssthresh as i64 + incr).min(self.window_clamp as i64) as u32;
+                self.quick |= 1;
+            }
+        }
+    }
+
+    /// `__tcp_grow_window`, the slow part of check #2: a wasteful segment
+    /// may still grow the window while `rcv_ssthresh` is small relative to
+    /// `tcp_rmem[2]`.
+    fn grow_window_slow(&self, len: u32, ts: u64) -> i64 {
+        //= linux:v6.13:net/ipv4/tcp_input.c#__tcp_grow_window
+        let mut truesize = self.win_from_space(ts as i64) >> 1;
+        let mut window = self.win_from_space(self.rmem[2] as i64) >> 1;
+        while self.rcv_ssthresh as i64 <= window {
+            if truesize <= len as i64 {
+                return 2 * self.rcv_mss as i64;
+            }
+            truesize >>= 1;
+            window >>= 1;
+        }
+        0
+    }
+
+    /// `__tcp_ecn_check_ce`: a CE mark asks for ECE until CWR and for quick
+    /// ACKs ("Better not delay acks, sender can have a very low cwnd"); a
+    /// not-ECT segment after ECT ones "is probably a retransmit".
+    fn ecn_check_ce(&mut self, seg: &SegmentRepr, env: &RcvEnv, out: &mut RcvOutcome) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#__tcp_ecn_check_ce
+        if !env.ecn_ok {
+            return;
+        }
+        match seg.ecn {
+            Ecn::NotEct => {
+                if self.ecn_seen {
+                    self.enter_quickack_mode(self.knobs.ecn_quickacks);
+                }
+            }
+            Ecn::Ce => {
+                out.ce = Some(true);
+                if !env.ca_needs_ecn && !self.demand_cwr {
+                    self.enter_quickack_mode(self.knobs.ecn_quickacks);
+                    self.demand_cwr = true;
+                }
+                self.ecn_seen = true;
+            }
+            Ecn::Ect0 | Ecn::Ect1 => {
+                if out.ce.is_none() {
+                    out.ce = Some(false);
+                }
+                self.ecn_seen = true;
+            }
+        }
+    }
+
+    /// `tcp_fin`: the peer is done sending. ESTABLISHED moves to CLOSE-WAIT
+    /// in pingpong mode (a reply is expected); in FIN-WAIT we ACK at once.
+    /// "It _is_ possible, that we have something out-of-order _after_ FIN
+    /// ... For now drop them."
+    fn tcp_fin(&mut self, env: &RcvEnv, out: &mut RcvOutcome) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_fin
+        self.pending |= ICSK_ACK_SCHED;
+        self.fin_received = true;
+        out.fin = true;
+        if env.fin_sent {
+            out.ack_now = true;
+        } else {
+            self.pingpong = TCP_PINGPONG_THRESH;
+        }
+        self.ofo.clear();
+        self.ofo_truesize = 0;
+        if self.sack_ok {
+            self.sack_reset();
+        }
+    }
+
+    /// `tcp_ofo_queue`: move what `rcv_nxt` reached from the out-of-order
+    /// queue, D-SACKing any overlap with data already in order.
+    fn ofo_queue(&mut self, env: &RcvEnv, mib: &mut Counters, out: &mut RcvOutcome) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_ofo_queue
+        let mut dsack_high = self.rcv_nxt;
+        let mut taken = 0;
+        let mut fin = false;
+        while taken < self.ofo.len() {
+            let r = self.ofo[taken];
+            if r.start.after(self.rcv_nxt) {
+                break;
+            }
+            if r.start.before(dsack_high) {
+                let dsack = dsack_high;
+                if r.end.before(dsack_high) {
+                    dsack_high = r.end;
+                }
+                self.dsack_extend(r.start, dsack, mib);
+            }
+            taken += 1;
+            self.ofo_truesize = self.ofo_truesize.saturating_sub(r.truesize);
+            if !r.end.after(self.rcv_nxt) {
+                continue;
+            }
+            let advance = r.end - self.rcv_nxt;
+            let data = advance.saturating_sub(r.fin as u32);
+            self.rcv_nxt = r.end;
+            self.bytes_received += advance as u64;
+            self.unread += data as u64;
+            self.rcvq_truesize += r.truesize;
+            out.delivered = out.delivered.saturating_add(data);
+            if r.fin {
+                fin = true;
+                break;
+            }
+        }
+        self.ofo.drain(..taken);
+        if fin {
+            // tcp_fin purges the rest of the queue.
+            self.tcp_fin(env, out);
+        }
+    }
+
+    /// `tcp_data_queue_ofo`: queue a segment beyond a hole. The ranges stay
+    /// sorted and disjoint; overlaps are D-SACKed as Linux does while it
+    /// walks its rb-tree (the first overlap sets the block, later ones only
+    /// extend a touching block), and the SACK blocks are updated.
+    fn data_queue_ofo(
+        &mut self,
+        seg: &SegmentRepr,
+        seq: SeqNum,
+        end_seq: SeqNum,
+        env: &RcvEnv,
+        mib: &mut Counters,
+        out: &mut RcvOutcome,
+    ) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_data_queue_ofo
+        self.ecn_check_ce(seg, env, out);
+        let ts = truesize(seg.payload_len);
+        if !self.try_rmem_schedule(seq, ts, mib) {
+            mib_add(mib, self.extra_mib.ofo_drop, 1);
+            out.dropped = true;
+            return;
+        }
+        self.pending |= ICSK_ACK_SCHED;
+        self.rcv_ooopack = self.rcv_ooopack.wrapping_add(1);
+        mib.inc(Mib::TcpExtTCPOFOQueue);
+        out.ofo = true;
+        let fin = seg.flags.fin();
+        let new = OfoRange { start: seq, end: end_seq, truesize: ts, fin };
+
+        let Some(last) = self.ofo.last().copied() else {
+            // "Initial out of order segment, build 1 SACK."
+            if self.sack_ok {
+                self.num_sacks = 1;
+                self.selective_acks[0] = SackBlock { start: seq, end: end_seq };
+            }
+            self.ofo.push(new);
+            self.ofo_truesize += ts;
+            if self.sack_ok {
+                self.grow_window(seg.payload_len);
+            }
+            return;
+        };
+
+        let mut kept = true;
+        if seq == last.end && !last.fin {
+            // Common case: append to the last range (tcp_ooo_try_coalesce
+            // on ooo_last_skb).
+            if let Some(l) = self.ofo.last_mut() {
+                l.end = end_seq;
+                l.truesize += ts;
+                l.fin = fin;
+            }
+            self.ofo_truesize += ts;
+        } else if !seq.before(last.end) {
+            self.ofo.push(new);
+            self.ofo_truesize += ts;
+        } else {
+            kept = self.ofo_insert(new, mib);
+        }
+        if self.sack_ok {
+            self.sack_new_ofo_skb(seq, end_seq, mib, out);
+        }
+        if !kept {
+            out.dropped = true;
+        } else if self.sack_ok {
+            // "For non sack flows, do not grow window to force DUPACK and
+            // trigger fast retransmit."
+            self.grow_window(seg.payload_len);
+        }
+    }
+
+    /// General out-of-order insertion with overlap handling. Returns
+    /// `false` if every byte was already queued (the segment is dropped).
+    fn ofo_insert(&mut self, new: OfoRange, mib: &mut Counters) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_data_queue_ofo
+        let (seq, end_seq) = (new.start, new.end);
+        let base = self.rcv_nxt;
+        let key = |s: SeqNum| s - base;
+        // First range ending after seq.
+        let idx = self.ofo.partition_point(|r| key(r.end) <= key(seq));
+        let mut start = seq;
+        let mut truesize = new.truesize;
+        let mut fin = new.fin;
+        let mut first = idx;
+        if let Some(r) = self.ofo.get(idx).copied() {
+            if !r.start.after(seq) {
+                if !end_seq.after(r.end) {
+                    // "All the bits are present. Drop."
+                    mib_add(mib, self.extra_mib.ofo_merge, 1);
+                    self.dsack_set(seq, end_seq, mib);
+                    return false;
+                }
+                if seq.after(r.start) {
+                    // "Partial overlap."
+                    self.dsack_set(seq, r.end, mib);
+                    truesize += r.truesize;
+                } else {
+                    // Same start, covers it: replace.
+                    self.dsack_extend(r.start, r.end, mib);
+                    mib_add(mib, self.extra_mib.ofo_merge, 1);
+                }
+                start = r.start;
+                first = idx + 1;
+            }
+        }
+        // merge_right: "Remove other segments covered by skb."
+        let mut last = first;
+        let mut end = end_seq;
+        while let Some(r) = self.ofo.get(last).copied() {
+            if !end_seq.after(r.start) {
+                break;
+            }
+            if end_seq.before(r.end) {
+                self.dsack_extend(r.start, end_seq, mib);
+                end = r.end;
+                fin = r.fin;
+                truesize += r.truesize;
+                last += 1;
+                break;
+            }
+            self.dsack_extend(r.start, r.end, mib);
+            mib_add(mib, self.extra_mib.ofo_merge, 1);
+            last += 1;
+        }
+        let removed: u64 = self.ofo[idx..last].iter().map(|r| r.truesize).sum();
+        let merged = OfoRange { start, end, truesize, fin };
+        self.ofo_truesize = self.ofo_truesize.saturating_sub(removed) + truesize;
+        self.ofo.splice(idx..last, core::iter::once(merged));
+        // Keep ranges maximal: join with touching neighbours.
+        self.join_adjacent(idx);
+        true
+    }
+
+    /// Merges range `i` with its neighbours when they touch.
+    fn join_adjacent(&mut self, mut i: usize) {
+        if i > 0 && i < self.ofo.len() && self.ofo[i - 1].end == self.ofo[i].start && !self.ofo[i - 1].fin {
+            let r = self.ofo.remove(i);
+            let l = &mut self.ofo[i - 1];
+            l.end = r.end;
+            l.truesize += r.truesize;
+            l.fin = r.fin;
+            i -= 1;
+        }
+        if i + 1 < self.ofo.len() && self.ofo[i].end == self.ofo[i + 1].start && !self.ofo[i].fin {
+            let r = self.ofo.remove(i + 1);
+            let l = &mut self.ofo[i];
+            l.end = r.end;
+            l.truesize += r.truesize;
+            l.fin = r.fin;
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Receive memory
+    // ------------------------------------------------------------------
+
+    /// `sk_rmem_alloc`: truesize of everything queued, bytes.
+    fn rmem_alloc(&self) -> u64 {
+        self.rcvq_truesize + self.ofo_truesize
+    }
+
+    /// `tcp_try_rmem_schedule`: is there room to queue `size` more bytes of
+    /// truesize? Over `sk_rcvbuf`, `tcp_prune_queue` first.
+    fn try_rmem_schedule(&mut self, in_seq: SeqNum, size: u64, mib: &mut Counters) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_try_rmem_schedule
+        let _ = size;
+        if self.rmem_alloc() <= self.rcvbuf as u64 {
+            return true;
+        }
+        self.prune_queue(in_seq, mib)
+    }
+
+    /// `tcp_prune_queue`: raise the buffer if autotuning may
+    /// (`tcp_clamp_window`), collapse the queues, then drop out-of-order
+    /// data from the top. Returns whether memory is within `sk_rcvbuf`.
+    fn prune_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_queue
+        mib_add(mib, self.extra_mib.prune_called, 1);
+        if self.rmem_alloc() >= self.rcvbuf as u64 {
+            self.clamp_window();
+        }
+        if self.rmem_alloc() <= self.rcvbuf as u64 {
+            return true;
+        }
+        // tcp_collapse_ofo_queue + tcp_collapse of the receive queue.
+        for r in &mut self.ofo {
+            let bytes = (r.end - r.start) as u64;
+            r.truesize = r.truesize.min(collapsed_truesize(bytes));
+        }
+        self.ofo_truesize = self.ofo.iter().map(|r| r.truesize).sum();
+        if self.unread > 0 {
+            self.rcvq_truesize = self.rcvq_truesize.min(collapsed_truesize(self.unread));
+        }
+        if self.rmem_alloc() <= self.rcvbuf as u64 {
+            return true;
+        }
+        self.prune_ofo_queue(in_seq, mib);
+        if self.rmem_alloc() <= self.rcvbuf as u64 {
+            return true;
+        }
+        mib_add(mib, self.extra_mib.rcv_pruned, 1);
+        false
+    }
+
+    /// `tcp_clamp_window`: "Recalculate window clamp after socket hit its
+    /// memory bounds."
+    fn clamp_window(&mut self) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_clamp_window
+        self.quick = 0;
+        let rmem = self.rmem_alloc().min(u32::MAX as u64) as u32;
+        if self.rcvbuf < self.rmem[2] && !self.rcvbuf_locked {
+            self.rcvbuf = rmem.min(self.rmem[2]).max(self.rcvbuf);
+        }
+        if rmem > self.rcvbuf {
+            self.rcv_ssthresh = self.window_clamp.min(2 * self.advmss);
+        }
+    }
+
+    /// `tcp_prune_ofo_queue`: drop out-of-order ranges from the highest,
+    /// stopping where the incoming segment would land last, and forget the
+    /// SACK state.
+    fn prune_ofo_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_ofo_queue
+        let mut goal = (self.rcvbuf >> 3) as i64;
+        let mut pruned = false;
+        while let Some(r) = self.ofo.last().copied() {
+            if in_seq.after(r.start) {
+                break;
+            }
+            pruned = true;
+            self.ofo.pop();
+            self.ofo_truesize = self.ofo_truesize.saturating_sub(r.truesize);
+            goal -= r.truesize.min(i64::MAX as u64) as i64;
+            if self.ofo.is_empty() || goal <= 0 {
+                if self.rmem_alloc() <= self.rcvbuf as u64 {
+                    break;
+                }
+                goal = (self.rcvbuf >> 3) as i64;
+            }
+        }
+        if pruned {
+            mib_add(mib, self.extra_mib.ofo_pruned, 1);
+            if self.sack_ok {
+                self.sack_reset();
+            }
+        }
+    }
+
+    /// `__tcp_win_from_space`: the payload share of `space` bytes of
+    /// buffer (`tcp_adv_win_scale = 1` before v6.5).
+    fn win_from_space(&self, space: i64) -> i64 {
+        //= linux:v6.13:include/net/tcp.h#__tcp_win_from_space
+        if self.knobs.measured_scaling_ratio {
+            (space * self.scaling_ratio as i64) >> TCP_RMEM_TO_WIN_SCALE
+        } else {
+            space - (space >> 1)
+        }
+    }
+
+    /// `__tcp_space_from_win`: the buffer that holds a `win`-byte window.
+    fn space_from_win(&self, win: u64) -> u64 {
+        //= linux:v6.13:include/net/tcp.h#__tcp_space_from_win
+        if self.knobs.measured_scaling_ratio {
+            (win << TCP_RMEM_TO_WIN_SCALE) / (self.scaling_ratio.max(1) as u64)
+        } else {
+            win.saturating_mul(2)
+        }
+    }
+
+    /// `tcp_space`: window the free buffer could hold (may be negative).
+    fn tcp_space(&self) -> i64 {
+        //= linux:v6.13:include/net/tcp.h#tcp_space
+        let free = self.rcvbuf as i64 - self.rmem_alloc().min(i64::MAX as u64 / 2) as i64;
+        self.win_from_space(free)
+    }
+
+    /// `tcp_full_space`: window an empty buffer holds.
+    fn full_space(&self) -> i64 {
+        //= linux:v6.13:include/net/tcp.h#tcp_full_space
+        self.win_from_space(self.rcvbuf as i64)
+    }
+
+    // ------------------------------------------------------------------
+    // Window selection
+    // ------------------------------------------------------------------
+
+    /// `tcp_receive_window`: what is left of the window last advertised.
+    fn receive_window(&self) -> u32 {
+        //= linux:v6.13:include/net/tcp.h#tcp_receive_window
+        let win = (self.rcv_wup + self.rcv_wnd).diff(self.rcv_nxt);
+        win.max(0) as u32
+    }
+
+    /// `__tcp_select_window`: the window the buffer allows now, bytes.
+    /// Near-full buffers advertise zero rather than a sliver ("try to move
+    /// to zero-window"), growth is held to `rcv_ssthresh`, and without
+    /// window scaling the window is kept a multiple of the MSS.
+    fn select_window_raw(&mut self) -> u32 {
+        //= linux:v6.13:net/ipv4/tcp_output.c#__tcp_select_window
+        let mut mss = self.rcv_mss as i64;
+        let mut free_space = self.tcp_space();
+        let allowed_space = self.full_space();
+        let full_space = (self.window_clamp as i64).min(allowed_space);
+        let wscale = self.rcv_wscale.min(TCP_MAX_WSCALE) as u32;
+        if mss > full_space {
+            mss = full_space;
+            if mss <= 0 {
+                return 0;
+            }
+        }
+        if free_space < (full_space >> 1) {
+            self.quick = 0;
+            // "free_space might become our new window, make sure we don't
+            // increase it due to wscale."
+            free_space &= !((1i64 << wscale) - 1);
+            if free_space < (allowed_space >> 4) || free_space < mss {
+                return 0;
+            }
+        }
+        if free_space > self.rcv_ssthresh as i64 {
+            free_space = self.rcv_ssthresh as i64;
+        }
+        let window = if wscale > 0 {
+            // "Advertise enough space so that it won't get scaled away."
+            let unit = 1i64 << wscale;
+            (free_space + unit - 1) & !(unit - 1)
+        } else {
+            let mut window = self.rcv_wnd as i64;
+            if window <= free_space - mss || window > free_space {
+                window = if mss > 0 { free_space / mss * mss } else { free_space };
+            } else if mss == full_space && free_space > window + (full_space >> 1) {
+                window = free_space;
+            }
+            window
+        };
+        window.clamp(0, u32::MAX as i64) as u32
+    }
+
+    /// `tcp_select_window`: choose the window for an outgoing segment,
+    /// never shrinking the one already offered, record it as
+    /// `rcv_wnd`/`rcv_wup`, and scale it for the header.
+    fn select_window(&mut self) -> u16 {
+        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_select_window
+        let cur_win = self.receive_window() as u64;
+        let mut new_win = self.select_window_raw() as u64;
+        let wscale = self.rcv_wscale.min(TCP_MAX_WSCALE) as u32;
+        if new_win < cur_win {
+            // "Never shrink the offered window"
+            let unit = 1u64 << wscale;
+            new_win = (cur_win + unit - 1) & !(unit - 1);
+        }
+        self.rcv_wnd = new_win.min(u32::MAX as u64) as u32;
+        self.rcv_wup = self.rcv_nxt;
+        let new_win = new_win.min((u16::MAX as u64) << wscale);
+        (new_win >> wscale) as u16
+    }
+
+    // ------------------------------------------------------------------
+    // ACK decisions
+    // ------------------------------------------------------------------
+
+    /// `tcp_ack_snd_check` → `__tcp_ack_snd_check`, after the segment's
+    /// data was queued and any data was sent. ACK now if more than one
+    /// full segment is unacknowledged and the window's right edge does not
+    /// move back, in quick-ACK mode, when `ICSK_ACK_NOW` is pending, or for
+    /// out-of-order data (the first three dup-ACKs per `rcv_nxt`; later ones
+    /// are compressed for min(1 ms, 5 % of RTT)); otherwise delay it.
+    pub(crate) fn ack_snd_check(&mut self, now: Instant, env: &RcvEnv) -> AckDecision {
+        //= linux:v6.13:net/ipv4/tcp_input.c#__tcp_ack_snd_check
+        if self.pending & ICSK_ACK_SCHED == 0 {
+            // "We sent a data segment already."
+            return AckDecision::None;
+        }
+        let unacked = self.rcv_nxt - self.rcv_wup;
+        let more_than_one = unacked > self.rcv_mss
+            && ((self.rcv_nxt - self.copied_seq) < SK_RCVLOWAT || self.select_window_raw() >= self.rcv_wnd);
+        if more_than_one || self.in_quickack_mode() || self.pending & ICSK_ACK_NOW != 0 {
+            return AckDecision::Now;
+        }
+        if self.ofo.is_empty() {
+            return self.send_delayed_ack(now, env);
+        }
+        if !self.sack_ok || self.knobs.comp_sack_nr == 0 || self.compressed_ack >= self.knobs.comp_sack_nr {
+            return AckDecision::Now;
+        }
+        if self.compressed_ack_rcv_nxt != self.rcv_nxt {
+            self.compressed_ack_rcv_nxt = self.rcv_nxt;
+            self.dup_ack_counter = 0;
+        }
+        if self.dup_ack_counter < TCP_FASTRETRANS_THRESH {
+            self.dup_ack_counter += 1;
+            return AckDecision::Now;
+        }
+        self.compressed_ack += 1;
+        if self.comp_deadline.is_some() {
+            return AckDecision::Delayed;
+        }
+        // "compress ack timer : 5 % of rtt, but no more than
+        // tcp_comp_sack_delay_ns"
+        let mut rtt8 = self.rcv_rtt_us as u64;
+        let srtt8 = (env.srtt_us as u64) << 3;
+        if srtt8 != 0 && srtt8 < rtt8 {
+            rtt8 = srtt8;
+        }
+        let delay_ns = self.knobs.comp_sack_delay_ns.min(rtt8 * (1000 >> 3) / 20);
+        self.comp_deadline = Some(now + Duration::from_nanos(delay_ns));
+        AckDecision::Delayed
+    }
+
+    /// `tcp_send_delayed_ack`: arm the delayed-ACK timer for `ato`, bounded
+    /// by 200 ms (interactive or pushed) or 500 ms, and by max(srtt, 40 ms).
+    /// An already armed timer keeps its earlier deadline, and "If delack
+    /// timer is about to expire, send ACK now".
+    fn send_delayed_ack(&mut self, now: Instant, env: &RcvEnv) -> AckDecision {
+        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_send_delayed_ack
+        let delack_min = self.tcp_delack_min();
+        let delack_max = self.tcp_delack_max();
+        let mut ato = self.ato;
+        if ato > delack_min {
+            let mut max_ato = self.hz / 2;
+            if self.in_pingpong_mode() || self.pending & ICSK_ACK_PUSHED != 0 {
+                max_ato = delack_max;
+            }
+            // "If some rtt estimate is known, use it to bound delayed ack."
+            if env.srtt_us != 0 {
+                let rtt = self.usecs_to_jiffies(env.srtt_us as u64).max(delack_min);
+                if rtt < max_ato {
+                    max_ato = rtt;
+                }
+            }
+            ato = ato.min(max_ato);
+        }
+        if self.knobs.delack_max_cap {
+            ato = ato.min(delack_max);
+        }
+        let j = self.jiffies(now);
+        let mut timeout = j.wrapping_add(ato);
+        if self.pending & ICSK_ACK_TIMER != 0 {
+            if (self.timeout.wrapping_sub(j.wrapping_add(ato >> 2)) as i32) <= 0 {
+                return AckDecision::Now;
+            }
+            if (timeout.wrapping_sub(self.timeout) as i32) >= 0 {
+                timeout = self.timeout;
+            }
+        }
+        self.pending |= ICSK_ACK_SCHED | ICSK_ACK_TIMER;
+        self.timeout = timeout;
+        self.delack_at = Some(self.jiffies_to_instant(now, timeout));
+        AckDecision::Delayed
+    }
+
+    /// Deadline of the delayed-ACK timer (`ICSK_TIME_DACK`).
+    pub(crate) fn delack_deadline(&self) -> Option<Instant> {
+        if self.pending & ICSK_ACK_TIMER != 0 {
+            self.delack_at
+        } else {
+            None
+        }
+    }
+
+    /// Deadline of the SACK-compression hrtimer (`compressed_ack_timer`).
+    pub(crate) fn comp_sack_deadline(&self) -> Option<Instant> {
+        self.comp_deadline
+    }
+
+    /// `tcp_delack_timer_handler`: the delayed ACK is due. A missed delayed
+    /// ACK means `ato` was too short: double it (up to the RTO); in pingpong
+    /// mode leave it and restart from 40 ms. Counts `DelayedACKs`; `true` =
+    /// send an ACK now.
+    pub(crate) fn on_delack_timer(&mut self, now: Instant, env: &RcvEnv, mib: &mut Counters) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_timer.c#tcp_delack_timer_handler
+        if self.pending & ICSK_ACK_TIMER == 0 {
+            return false;
+        }
+        let j = self.jiffies(now);
+        if (self.timeout.wrapping_sub(j) as i32) > 0 {
+            return false;
+        }
+        self.pending &= !ICSK_ACK_TIMER;
+        self.delack_at = None;
+        if self.pending & ICSK_ACK_SCHED == 0 {
+            return false;
+        }
+        if !self.in_pingpong_mode() {
+            // "Delayed ACK missed: inflate ATO."
+            let rto = self.duration_to_jiffies(env.rto);
+            self.ato = self.ato.saturating_mul(2).min(rto);
+        } else {
+            // "Delayed ACK missed: leave pingpong mode and deflate ATO."
+            self.pingpong = 0;
+            self.ato = self.tcp_ato_min();
+        }
+        mib.inc(Mib::TcpExtDelayedACKs);
+        true
+    }
+
+    /// `tcp_compressed_ack_kick`: the SACK-compression delay is over; send
+    /// one ACK standing for the compressed ones. `true` = send now.
+    pub(crate) fn on_comp_sack_timer(&mut self, now: Instant) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_timer.c#tcp_compressed_ack_kick
+        match self.comp_deadline {
+            Some(d) if d <= now => {}
+            _ => return false,
+        }
+        self.comp_deadline = None;
+        if self.compressed_ack > 0 {
+            // "Since we have to send one ack finally, subtract one from
+            // tp->compressed_ack to keep LINUX_MIB_TCPACKCOMPRESSED accurate."
+            self.compressed_ack -= 1;
+            return true;
+        }
+        false
+    }
+
+    /// `tcp_sack_compress_send_ack`, called where a SACK block is about to
+    /// move past the first two: flush the compressed ACK now, with the SACK
+    /// option as it stands.
+    fn sack_compress_send_ack(&mut self, mib: &mut Counters, out: &mut RcvOutcome) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_sack_compress_send_ack
+        if self.compressed_ack == 0 {
+            return;
+        }
+        self.comp_deadline = None;
+        mib_add(mib, self.extra_mib.ack_compressed, (self.compressed_ack - 1) as u64);
+        self.compressed_ack = 0;
+        let mut snap = SackSnapshot { blocks: [SackBlock::default(); TCP_NUM_SACKS + 1], len: 0 };
+        if let Some(d) = self.duplicate_sack.take() {
+            snap.blocks[0] = d;
+            snap.len = 1;
+        }
+        for b in &self.selective_acks[..self.num_sacks as usize] {
+            snap.blocks[snap.len as usize] = *b;
+            snap.len += 1;
+        }
+        self.preflush = Some(snap);
+        out.ack_now = true;
+    }
+
+    // ------------------------------------------------------------------
+    // Quick ACK and pingpong (inet_connection_sock.h, tcp_input.c)
+    // ------------------------------------------------------------------
+
+    /// `tcp_incr_quickack`: grant up to half a window of quick ACKs
+    /// (at least 2, at most `max`).
+    fn incr_quickack(&mut self, max: u8) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_incr_quickack
+        let rcv_mss = self.rcv_mss.max(1);
+        let mut quickacks = self.rcv_wnd / (2 * rcv_mss);
+        if quickacks == 0 {
+            quickacks = 2;
+        }
+        let quickacks = quickacks.min(max as u32) as u8;
+        if quickacks > self.quick {
+            self.quick = quickacks;
+        }
+    }
+
+    /// `tcp_enter_quickack_mode`: ACK the next segments at once.
+    fn enter_quickack_mode(&mut self, max: u8) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_enter_quickack_mode
+        self.incr_quickack(max);
+        self.pingpong = 0;
+        self.ato = self.tcp_ato_min();
+    }
+
+    /// `tcp_in_quickack_mode`: "Send ACKs quickly, if "quick" count is not
+    /// exhausted and the session is not interactive."
+    fn in_quickack_mode(&self) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_in_quickack_mode
+        self.quick > 0 && !self.in_pingpong_mode()
+    }
+
+    /// `inet_csk_in_pingpong_mode`.
+    fn in_pingpong_mode(&self) -> bool {
+        //= linux:v6.13:include/net/inet_connection_sock.h#inet_csk_in_pingpong_mode
+        self.pingpong >= TCP_PINGPONG_THRESH
+    }
+
+    // ------------------------------------------------------------------
+    // Outgoing segments
+    // ------------------------------------------------------------------
+
+    /// Fills the receive-side fields of an outgoing segment, as
+    /// `__tcp_transmit_skb` does: ack = `rcv_nxt` with the ACK flag, the
+    /// window (`tcp_select_window`, which records it as advertised; raw
+    /// `rcv_wnd` on a SYN), timestamps (TSval from the caller, TSecr =
+    /// `ts_recent`), SACK blocks (`tcp_established_options`: D-SACK first,
+    /// then most recent first, as many as fit — 3 with timestamps, 4
+    /// without; the D-SACK is consumed), and ECE while `DEMAND_CWR`.
+    pub(crate) fn fill_ack(&mut self, seg: &mut SegmentRepr, tsval: u32) {
+        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_established_options
+        seg.ack = self.rcv_nxt;
+        seg.flags.insert(TcpFlags::ACK);
+        let syn = seg.flags.syn();
+        seg.window = if syn { self.syn_window() } else { self.select_window() };
+        seg.options.timestamp = self.tstamp_ok.then_some((tsval, self.ts_recent));
+        seg.options.sack_len = 0;
+        if syn {
+            return;
+        }
+        let used = if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 };
+        let remaining = MAX_TCP_OPTION_SPACE - used;
+        let room = if remaining >= TCPOLEN_SACK_BASE_ALIGNED + TCPOLEN_SACK_PERBLOCK {
+            ((remaining - TCPOLEN_SACK_BASE_ALIGNED) / TCPOLEN_SACK_PERBLOCK) as usize
+        } else {
+            0
+        };
+        let room = room.min(MAX_SACK_BLOCKS);
+        if let Some(snap) = self.preflush.take() {
+            for b in snap.blocks.iter().take((snap.len as usize).min(room)) {
+                seg.options.push_sack(*b);
+            }
+        } else if self.sack_ok && room > 0 {
+            let mut n = 0;
+            if let Some(d) = self.duplicate_sack {
+                seg.options.push_sack(d);
+                n += 1;
+            }
+            for b in &self.selective_acks[..self.num_sacks as usize] {
+                if n >= room {
+                    break;
+                }
+                seg.options.push_sack(*b);
+                n += 1;
+            }
+            if n > 0 {
+                self.duplicate_sack = None;
+            }
+        }
+        if self.ecn_ok && self.demand_cwr {
+            seg.flags.insert(TcpFlags::ECE);
+        }
+    }
+
+    /// `tcp_event_ack_sent`: a segment carrying `ack` was sent. Flushes the
+    /// SACK-compression count; unless this was a special ACK below
+    /// `rcv_nxt` (DCTCP's old-state ACK), spends quick ACKs
+    /// (`tcp_dec_quickack_mode`: "Leaving quickack mode we deflate ATO")
+    /// and cancels the delayed ACK. `pcount` is the segment's GSO count
+    /// (used before v6.6).
+    pub(crate) fn on_ack_sent(&mut self, now: Instant, ack: SeqNum, pcount: u32, mib: &mut Counters) {
+        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_event_ack_sent
+        let _ = now;
+        if self.compressed_ack > 0 {
+            mib_add(mib, self.extra_mib.ack_compressed, self.compressed_ack as u64);
+            self.compressed_ack = 0;
+            self.comp_deadline = None;
+        }
+        if ack != self.rcv_nxt {
+            return;
+        }
+        if self.quick > 0 {
+            let pkts = if self.knobs.quickack_per_ack { (self.pending & ICSK_ACK_SCHED != 0) as u32 } else { pcount };
+            if pkts >= self.quick as u32 {
+                self.quick = 0;
+                self.ato = self.tcp_ato_min();
+            } else {
+                self.quick -= pkts as u8;
+            }
+        }
+        // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)
+        self.pending = 0;
+        self.delack_at = None;
+    }
+
+    /// `tcp_event_data_sent`: a reply sent within `ato` of the data it
+    /// answers marks the connection interactive (pingpong), which stops
+    /// quick ACKs and lengthens delayed ACKs.
+    pub(crate) fn on_data_sent(&mut self, now: Instant) {
+        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_event_data_sent
+        let j = self.jiffies(now);
+        let within_ato = j.wrapping_sub(self.lrcvtime) < self.ato;
+        if self.knobs.pingpong_first_reply_only {
+            // "If this is the first data packet sent in response to the
+            // previous received data, and it is a reply for ato after last
+            // received packet, increase pingpong count."
+            if (self.lsndtime.wrapping_sub(self.lrcvtime) as i32) < 0 && within_ato {
+                self.pingpong = self.pingpong.saturating_add(1);
+            }
+        } else if within_ato {
+            self.pingpong = TCP_PINGPONG_THRESH;
+        }
+        self.lsndtime = j;
+    }
+
+    // ------------------------------------------------------------------
+    // The application
+    // ------------------------------------------------------------------
+
+    /// `tcp_recvmsg`: the application reads up to `max` bytes. Runs DRS
+    /// (`tcp_rcv_space_adjust`) and `tcp_cleanup_rbuf`, which asks for an
+    /// ACK if one is owed for a drained pushed segment or if "this read
+    /// freed lots of space" (the window at least doubles).
+    pub(crate) fn read(&mut self, now: Instant, max: u64) -> ReadOutcome {
+        //= linux:v6.13:net/ipv4/tcp.c#tcp_recvmsg_locked
+        let n = max.min(self.unread);
+        if n > 0 {
+            let before = self.unread;
+            self.unread -= n;
+            self.copied_seq += n.min(u32::MAX as u64) as u32;
+            // Release memory: whole skbs when drained, else pro rata.
+            self.rcvq_truesize = if self.unread == 0 {
+                0
+            } else {
+                (self.rcvq_truesize as u128 * self.unread as u128 / before as u128) as u64
+            };
+        }
+        if self.unread == 0 && self.fin_received {
+            // Reading EOF consumes the FIN's sequence number and its skb.
+            self.copied_seq = self.rcv_nxt;
+            self.rcvq_truesize = 0;
+        }
+        if n > 0 {
+            self.rcv_space_adjust(now);
+        }
+        let ack_now = self.cleanup_rbuf(n);
+        ReadOutcome { bytes: n, ack_now }
+    }
+
+    /// `__tcp_cleanup_rbuf`: should reading `copied` bytes trigger an ACK?
+    fn cleanup_rbuf(&mut self, copied: u64) -> bool {
+        //= linux:v6.13:net/ipv4/tcp.c#__tcp_cleanup_rbuf
+        let mut time_to_ack = false;
+        if self.pending & ICSK_ACK_SCHED != 0 {
+            // "Once-per-two-segments ACK was not sent by tcp_input.c", or
+            // "If this read emptied read buffer, we send ACK, if connection
+            // is not bidirectional, user drained receive buffer and there
+            // was a small segment in queue."
+            let pushed = self.pending & ICSK_ACK_PUSHED2 != 0
+                || (self.pending & ICSK_ACK_PUSHED != 0 && !self.in_pingpong_mode());
+            if (self.rcv_nxt - self.rcv_wup) > self.rcv_mss || (copied > 0 && pushed && self.rmem_alloc() == 0) {
+                time_to_ack = true;
+            }
+        }
+        if copied > 0 && !time_to_ack && !self.fin_received {
+            let now_win = self.receive_window() as u64;
+            // "Optimize, __tcp_select_window() is not cheap."
+            if 2 * now_win <= self.window_clamp as u64 {
+                let new_win = self.select_window_raw() as u64;
+                if new_win != 0 && new_win >= 2 * now_win {
+                    time_to_ack = true;
+                }
+            }
+        }
+        time_to_ack
+    }
+
+    /// `tcp_rcv_space_adjust` (DRS): once per receiver RTT, size
+    /// `sk_rcvbuf` for twice what the application read in the last RTT plus
+    /// slow-start growth, up to `tcp_rmem[2]`, and let `window_clamp`
+    /// follow: "To cope with packet losses, we need a 2x factor. To cope
+    /// with slow start ... we need a 4x factor".
+    fn rcv_space_adjust(&mut self, now: Instant) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_space_adjust
+        let time_us = now.saturating_since(self.rcvq_time).as_micros();
+        if self.rcv_rtt_us == 0 || time_us < (self.rcv_rtt_us >> 3) as u64 {
+            return;
+        }
+        let copied = self.copied_seq - self.rcvq_seq;
+        if copied > self.rcvq_space {
+            if !self.rcvbuf_locked {
+                let space = self.rcvq_space.max(1) as u128;
+                let mut rcvwin = ((copied as u128) << 1) + 16 * self.advmss as u128;
+                let grow = rcvwin * (copied as u128 - space) / space;
+                rcvwin += grow << 1;
+                let rcvwin = rcvwin.min(u64::MAX as u128 >> 16) as u64;
+                let rcvbuf = self.space_from_win(rcvwin).min(self.rmem[2] as u64) as u32;
+                if rcvbuf > self.rcvbuf {
+                    self.rcvbuf = rcvbuf;
+                    // "Make the window clamp follow along."
+                    self.window_clamp = self.win_from_space(rcvbuf as i64).max(0) as u32;
+                }
+            }
+            self.rcvq_space = copied;
+        }
+        self.rcvq_seq = self.copied_seq;
+        self.rcvq_time = now;
+    }
+
+    // ------------------------------------------------------------------
+    // Receiver RTT (for DRS and SACK compression)
+    // ------------------------------------------------------------------
+
+    /// `tcp_rcv_rtt_update`: smooth timestamp samples (gain 1/8); keep the
+    /// minimum of window-based ones ("we are only going for a minimum in
+    /// the non-timestamp case").
+    fn rcv_rtt_update(&mut self, sample_us: u32, win_dep: bool) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_update
+        let mut new = self.rcv_rtt_us as i64;
+        let mut m = sample_us as i64;
+        if new != 0 {
+            if !win_dep {
+                m -= new >> 3;
+                new += m;
+            } else {
+                m <<= 3;
+                if m < new {
+                    new = m;
+                }
+            }
+        } else {
+            new = m << 3;
+        }
+        self.rcv_rtt_us = new.clamp(0, u32::MAX as i64) as u32;
+    }
+
+    /// `tcp_rcv_rtt_measure`: without timestamps, the time to receive one
+    /// window of data approximates the RTT.
+    fn rcv_rtt_measure(&mut self, now: Instant) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_measure
+        if let Some(t) = self.rcv_rtt_time {
+            if self.rcv_nxt.before(self.rcv_rtt_seq) {
+                return;
+            }
+            let delta = now.saturating_since(t).as_micros().clamp(1, u32::MAX as u64) as u32;
+            self.rcv_rtt_update(delta, true);
+        }
+        self.rcv_rtt_seq = self.rcv_nxt + self.rcv_wnd;
+        self.rcv_rtt_time = Some(now);
+    }
+
+    /// `tcp_rcv_rtt_measure_ts`: a full-sized segment echoing a new TSecr
+    /// gives an RTT sample (`tcp_rtt_tsopt_us`, ms clock).
+    fn rcv_rtt_measure_ts(&mut self, seg: &SegmentRepr, env: &RcvEnv, seq: SeqNum, end_seq: SeqNum) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_measure_ts
+        let Some((_, tsecr)) = seg.options.timestamp else { return };
+        if !self.tstamp_ok || tsecr == self.rcv_rtt_last_tsecr {
+            return;
+        }
+        self.rcv_rtt_last_tsecr = tsecr;
+        if end_seq - seq >= self.rcv_mss {
+            let delta = env.tsval_now.wrapping_sub(tsecr);
+            if delta < (i32::MAX as u32) / 1000 {
+                self.rcv_rtt_update(delta.max(1) * 1000, false);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // SACK and D-SACK generation
+    // ------------------------------------------------------------------
+
+    /// `tcp_dsack_set`: report duplicate data `[seq, end)` in the next ACK
+    /// (RFC 2883), counting `TCPDSACKOldSent` (below `rcv_nxt`) or
+    /// `TCPDSACKOfoSent`.
+    fn dsack_set(&mut self, seq: SeqNum, end: SeqNum, mib: &mut Counters) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_dsack_set
+        if self.sack_ok && self.cfg_dsack {
+            if seq.before(self.rcv_nxt) {
+                mib.inc(Mib::TcpExtTCPDSACKOldSent);
+            } else {
+                mib.inc(Mib::TcpExtTCPDSACKOfoSent);
+            }
+            self.duplicate_sack = Some(SackBlock { start: seq, end });
+            self.dsack_this_seg = true;
+        }
+    }
+
+    /// `tcp_dsack_extend`: widen the pending D-SACK if it touches
+    /// `[seq, end)`, or set one if none is pending.
+    fn dsack_extend(&mut self, seq: SeqNum, end: SeqNum, mib: &mut Counters) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_dsack_extend
+        match self.duplicate_sack.as_mut() {
+            None => self.dsack_set(seq, end, mib),
+            Some(d) => {
+                sack_extend(d, seq, end);
+            }
+        }
+    }
+
+    /// `tcp_sack_new_ofo_skb`: record `[seq, end)` as the most recent SACK
+    /// block, merging it into a block it touches (moved to the front) or
+    /// pushing a new block in front and forgetting the oldest of four.
+    fn sack_new_ofo_skb(&mut self, seq: SeqNum, end: SeqNum, mib: &mut Counters, out: &mut RcvOutcome) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_sack_new_ofo_skb
+        let cur = (self.num_sacks as usize).min(TCP_NUM_SACKS);
+        if cur == 0 {
+            self.selective_acks[0] = SackBlock { start: seq, end };
+            self.num_sacks = 1;
+            return;
+        }
+        for i in 0..cur {
+            if sack_extend(&mut self.selective_acks[i], seq, end) {
+                if i >= TCP_SACK_BLOCKS_EXPECTED {
+                    self.sack_compress_send_ack(mib, out);
+                }
+                // "Rotate this_sack to the first one."
+                self.selective_acks[..=i].rotate_right(1);
+                if cur > 1 {
+                    self.sack_maybe_coalesce();
+                }
+                return;
+            }
+        }
+        if cur >= TCP_SACK_BLOCKS_EXPECTED {
+            self.sack_compress_send_ack(mib, out);
+        }
+        // "If the sack array is full, forget about the last one."
+        let keep = cur.min(TCP_NUM_SACKS - 1);
+        self.selective_acks.copy_within(0..keep, 1);
+        self.selective_acks[0] = SackBlock { start: seq, end };
+        self.num_sacks = (keep + 1) as u8;
+    }
+
+    /// `tcp_sack_maybe_coalesce`: "See if the recent change to the first
+    /// SACK eats into or hits the sequence space of other SACK blocks".
+    fn sack_maybe_coalesce(&mut self) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_sack_maybe_coalesce
+        let mut n = (self.num_sacks as usize).min(TCP_NUM_SACKS);
+        let mut i = 1;
+        while i < n {
+            let b = self.selective_acks[i];
+            if sack_extend(&mut self.selective_acks[0], b.start, b.end) {
+                self.selective_acks.copy_within(i + 1..n, i);
+                n -= 1;
+                continue;
+            }
+            i += 1;
+        }
+        self.num_sacks = n as u8;
+    }
+
+    /// `tcp_sack_remove`: "RCV.NXT advances, some SACKs should be eaten."
+    fn sack_remove(&mut self) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_sack_remove
+        if self.ofo.is_empty() {
+            self.num_sacks = 0;
+            return;
+        }
+        let mut n = (self.num_sacks as usize).min(TCP_NUM_SACKS);
+        let mut i = 0;
+        while i < n {
+            if !self.rcv_nxt.before(self.selective_acks[i].start) {
+                self.selective_acks.copy_within(i + 1..n, i);
+                n -= 1;
+                continue;
+            }
+            i += 1;
+        }
+        self.num_sacks = n as u8;
+    }
+
+    /// `tcp_sack_reset`.
+    fn sack_reset(&mut self) {
+        //= linux:v6.13:include/net/tcp.h#tcp_sack_reset
+        self.duplicate_sack = None;
+        self.num_sacks = 0;
+    }
+
+    // ------------------------------------------------------------------
+    // Hooks for the congestion control (DCTCP's receiver)
+    // ------------------------------------------------------------------
+
+    /// Sets or clears `TCP_ECN_DEMAND_CWR` (DCTCP's `dctcp_ece_ack_update`).
+    pub(crate) fn set_demand_cwr(&mut self, on: bool) {
+        self.demand_cwr = on;
+    }
+
+    /// Sets `ICSK_ACK_NOW` (DCTCP on a CE-state change, ≥ v4.18).
+    pub(crate) fn force_ack_now(&mut self) {
+        self.pending |= ICSK_ACK_NOW;
+    }
+
+    /// `ICSK_ACK_TIMER`: a delayed ACK is armed.
+    pub(crate) fn ack_timer_pending(&self) -> bool {
+        self.pending & ICSK_ACK_TIMER != 0
+    }
+
+    /// `inet_csk_ack_scheduled`: an ACK is owed.
+    pub(crate) fn ack_scheduled(&self) -> bool {
+        self.pending & ICSK_ACK_SCHED != 0
+    }
+
+    // ------------------------------------------------------------------
+    // Getters
+    // ------------------------------------------------------------------
+
+    /// In-order bytes the application has not read.
+    pub(crate) fn readable(&self) -> u64 {
+        self.unread
+    }
+    pub(crate) fn rcv_nxt(&self) -> SeqNum {
+        self.rcv_nxt
+    }
+    /// The peer's FIN is in order.
+    pub(crate) fn fin_received(&self) -> bool {
+        self.fin_received
+    }
+    /// `tcpi_bytes_received` (sequence space covered, FIN included).
+    pub(crate) fn bytes_received(&self) -> u64 {
+        self.bytes_received
+    }
+    /// `rx_opt.ts_recent`: the TSecr we echo.
+    pub(crate) fn ts_recent(&self) -> u32 {
+        self.ts_recent
+    }
+    /// `icsk_ack.rcv_mss` (`tcpi_rcv_mss`).
+    pub(crate) fn rcv_mss(&self) -> u32 {
+        self.rcv_mss
+    }
+    /// Window last advertised, bytes (`tcpi_rcv_wnd`).
+    pub(crate) fn rcv_wnd(&self) -> u32 {
+        self.rcv_wnd
+    }
+    /// Our window-scale shift.
+    pub(crate) fn rcv_wscale(&self) -> u8 {
+        self.rcv_wscale
+    }
+    /// `tcpi_rcv_ssthresh`.
+    pub(crate) fn rcv_ssthresh(&self) -> u32 {
+        self.rcv_ssthresh
+    }
+    pub(crate) fn window_clamp(&self) -> u32 {
+        self.window_clamp
+    }
+    /// `sk_rcvbuf`, bytes.
+    pub(crate) fn rcvbuf(&self) -> u32 {
+        self.rcvbuf
+    }
+    /// `tp->advmss`, bytes.
+    pub(crate) fn advmss(&self) -> u32 {
+        self.advmss
+    }
+    pub(crate) fn sack_ok(&self) -> bool {
+        self.sack_ok
+    }
+    pub(crate) fn tstamp_ok(&self) -> bool {
+        self.tstamp_ok
+    }
+    /// `TCP_ECN_DEMAND_CWR`: ECE is being echoed.
+    pub(crate) fn demand_cwr(&self) -> bool {
+        self.demand_cwr
+    }
+    /// `tcpi_rcv_rtt`, µs (unscaled).
+    pub(crate) fn rcv_rtt_us(&self) -> u32 {
+        self.rcv_rtt_us >> 3
+    }
+    /// `tcpi_rcv_space`, bytes.
+    pub(crate) fn rcv_space(&self) -> u32 {
+        self.rcvq_space
+    }
+    /// `tcpi_rcv_ooopack`.
+    pub(crate) fn rcv_ooopack(&self) -> u32 {
+        self.rcv_ooopack
+    }
+    /// Bytes held in the out-of-order queue.
+    pub(crate) fn ofo_bytes(&self) -> u64 {
+        self.ofo.iter().map(|r| (r.end - r.start) as u64).sum()
+    }
+    /// `icsk_ack.ato`, as a duration.
+    pub(crate) fn ato(&self) -> Duration {
+        Duration::from_nanos(self.ato as u64 * 1_000_000_000 / self.hz as u64)
+    }
+    /// The SACK blocks the next ACK would carry after a D-SACK (most recent
+    /// first).
+    pub(crate) fn sack_blocks(&self) -> &[SackBlock] {
+        &self.selective_acks[..(self.num_sacks as usize).min(TCP_NUM_SACKS)]
+    }
+
+    // ------------------------------------------------------------------
+    // Clocks
+    // ------------------------------------------------------------------
+
+    fn jiffies(&self, now: Instant) -> u32 {
+        now.jiffies32(self.hz)
+    }
+
+    /// `TCP_ATO_MIN` = `TCP_DELACK_MIN` = HZ/25 (40 ms), jiffies.
+    fn tcp_ato_min(&self) -> u32 {
+        (self.hz / 25).max(1)
+    }
+    fn tcp_delack_min(&self) -> u32 {
+        (self.hz / 25).max(1)
+    }
+    /// `TCP_DELACK_MAX` = HZ/5 (200 ms), jiffies.
+    fn tcp_delack_max(&self) -> u32 {
+        (self.hz / 5).max(1)
+    }
+
+    /// `usecs_to_jiffies` (rounds up).
+    fn usecs_to_jiffies(&self, us: u64) -> u32 {
+        (us as u128 * self.hz as u128).div_ceil(1_000_000).min(u32::MAX as u128) as u32
+    }
+
+    fn ms_to_jiffies(&self, ms: u64) -> u32 {
+        (ms as u128 * self.hz as u128).div_ceil(1000).min(u32::MAX as u128) as u32
+    }
+
+    fn duration_to_jiffies(&self, d: Duration) -> u32 {
+        (d.as_nanos() as u128 * self.hz as u128).div_ceil(1_000_000_000).min(u32::MAX as u128) as u32
+    }
+
+    /// The first instant at which `jiffies32` reaches `target` (a timer
+    /// armed for `target` fires then).
+    fn jiffies_to_instant(&self, now: Instant, target: u32) -> Instant {
+        let delta = target.wrapping_sub(self.jiffies(now)) as i32;
+        if delta <= 0 {
+            return now;
+        }
+        let hz = self.hz as u128;
+        let ticks_now = now.as_nanos() as u128 * hz / 1_000_000_000;
+        let ns = ((ticks_now + delta as u128) * 1_000_000_000).div_ceil(hz);
+        Instant::from_nanos(ns.min(u64::MAX as u128) as u64)
+    }
+}
+
+/// End of the segment's data: payload plus one for FIN. A SYN in a
+/// synchronized state is the connection's business, so data processing
+/// ignores it.
+#[inline]
+fn seg_end(seg: &SegmentRepr) -> SeqNum {
+    seg.seq + seg.payload_len.wrapping_add(seg.flags.fin() as u32)
+}
+
+/// `TCP_SKB_CB(skb)->end_seq`: payload plus one each for SYN and FIN.
+#[inline]
+fn seg_end_syn(seg: &SegmentRepr) -> SeqNum {
+    seg_end(seg) + seg.flags.syn() as u32
+}
