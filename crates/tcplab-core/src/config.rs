@@ -92,6 +92,11 @@ pub struct TcpConfig {
     /// `tcp_ecn_accept_cwr` ACKs at once when a data segment carries CWR
     /// ("tcp: ack immediately when a cwr packet arrives", ≥ v4.18).
     pub ack_on_cwr: bool,
+    /// DCTCP receiver: a change of CE state also ACKs the current segment
+    /// at once (`dctcp_ece_ack_update` sets ICSK_ACK_NOW, ≥ v4.18). Off:
+    /// the v4.17 `dctcp_ce_state_0_to_1` / `_1_to_0`, which only flush a
+    /// pending delayed ACK for the prior state.
+    pub dctcp_ack_on_ce_change: bool,
 }
 
 impl Default for TcpConfig {
@@ -137,6 +142,7 @@ impl TcpConfig {
             prr_rule: PrrRule::Current,
             cwnd_reduction_floor: 1,
             ack_on_cwr: true,
+            dctcp_ack_on_ce_change: true,
         }
     }
 
@@ -154,6 +160,7 @@ impl TcpConfig {
                 c.tcp_recovery = 0;
                 c.prr_rule = PrrRule::V3_12;
                 c.ack_on_cwr = false;
+                c.dctcp_ack_on_ce_change = false;
                 c.cwnd_growth = if name == "v3.11" { CwndGrowthRule::V3_11 } else { CwndGrowthRule::V3_12 };
                 c.congestion_control = c.congestion_control_named("cubic")?;
             }
@@ -162,6 +169,7 @@ impl TcpConfig {
                 c.tcp_no_ssthresh_metrics_save = false;
                 c.prr_rule = PrrRule::V4_17;
                 c.ack_on_cwr = false;
+                c.dctcp_ack_on_ce_change = false;
                 c.congestion_control = c.congestion_control_named("cubic")?;
             }
             _ => return None,

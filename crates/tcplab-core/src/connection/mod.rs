@@ -231,6 +231,11 @@ pub struct Connection {
     ack_pending: bool,
     /// A segment was received; decide on an ACK once any data went out.
     ack_check_due: bool,
+    /// DCTCP receiver: CE mark of the latest data, `rcv_nxt` before it,
+    /// and an ACK owed for that prior point with the prior ECE value.
+    ce_state: bool,
+    prior_rcv_nxt: SeqNum,
+    prior_state_ack: Option<(SeqNum, bool)>,
     rst_pending: Option<SegmentRepr>,
 
     bytes_acked: u64,
@@ -317,6 +322,9 @@ impl Connection {
             syn_pending: false,
             ack_pending: false,
             ack_check_due: false,
+            ce_state: false,
+            prior_rcv_nxt: SeqNum(0),
+            prior_state_ack: None,
             rst_pending: None,
             bytes_acked: 0,
             data_segs_out: 0,
@@ -592,10 +600,11 @@ impl Connection {
             return;
         }
         self.negotiate(seg, true);
-        // tcp_ecn_create_request: the peer asked (ECE+CWR on a non-ECT
-        // SYN) and we allow it.
-        let asked = seg.flags.ece() && seg.flags.cwr() && !seg.ecn.is_ect();
-        self.ecn.ok = asked && (self.cfg.tcp_ecn != 0 || self.cc.needs_ecn());
+        // tcp_ecn_create_request: the peer asked with ECE+CWR; accept if
+        // the sysctl allows and the SYN is not ECT (RFC 3168 forbids ECT
+        // SYNs), or if our congestion control needs ECN (DCTCP).
+        let th_ecn = seg.flags.ece() && seg.flags.cwr();
+        self.ecn.ok = th_ecn && ((!seg.ecn.is_ect() && self.cfg.tcp_ecn != 0) || self.cc.needs_ecn());
         self.snd_wnd = seg.window as u32;
         self.max_window = self.snd_wnd;
         self.snd_wl1 = seg.seq;
@@ -705,6 +714,7 @@ impl Connection {
             if self.cc.needs_ecn() {
                 self.sync_ca_ctx();
                 self.cc.cwnd_event(&mut self.tp, if ce { CaEvent::EcnIsCe } else { CaEvent::EcnNoCe });
+                self.dctcp_ce_state(ce);
             }
         }
         if out.ack_now {
@@ -723,6 +733,25 @@ impl Connection {
                 self.timers.clear();
             }
         }
+    }
+
+    /// The DCTCP receiver's CE state machine (tcp_dctcp.h
+    /// `dctcp_ece_ack_update`; v4.17 `dctcp_ce_state_0_to_1` / `_1_to_0`):
+    /// ECE mirrors the CE mark of the latest data. On a change, a pending
+    /// delayed ACK is first sent for the data before it, with the old ECE
+    /// value; since v4.18 the current segment is also ACKed at once.
+    fn dctcp_ce_state(&mut self, is_ce: bool) {
+        if self.ce_state != is_ce {
+            if self.rcv.ack_timer_pending() {
+                self.prior_state_ack = Some((self.prior_rcv_nxt, self.ce_state));
+            }
+            if self.cfg.dctcp_ack_on_ce_change {
+                self.rcv.force_ack_now();
+            }
+        }
+        self.prior_rcv_nxt = self.rcv.rcv_nxt();
+        self.ce_state = is_ce;
+        self.rcv.set_demand_cwr(is_ce);
     }
 
     /// Our FIN was acknowledged: FIN-WAIT-1 → FIN-WAIT-2, CLOSING →

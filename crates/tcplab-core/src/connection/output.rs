@@ -32,6 +32,24 @@ impl Connection {
         if !self.state.synchronized() {
             return None;
         }
+        if let Some((ack, ece)) = self.prior_state_ack.take() {
+            // DCTCP: the ACK for the data before a CE-state change.
+            let mut seg = self.base_segment(self.snd_nxt);
+            let ts_val = self.ts_now();
+            self.rcv.fill_ack(&mut seg, ts_val);
+            seg.ack = ack;
+            if ece {
+                seg.flags.insert(TcpFlags::ECE);
+            } else {
+                seg.flags.remove(TcpFlags::ECE);
+            }
+            if self.cc.needs_ecn() && self.ecn.ok {
+                seg.ecn = Ecn::Ect0;
+            }
+            self.tp.mib.inc(Mib::TcpOutSegs);
+            self.rcv.on_ack_sent(now, ack, 1, &mut self.tp.mib);
+            return Some(seg);
+        }
         if self.rexmit == Rexmit::New {
             // F-RTO step 2.b: new data first; if none can go, the loss
             // was real after all.

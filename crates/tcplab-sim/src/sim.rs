@@ -1,0 +1,648 @@
+//! The simulator: a value that owns every node, link, connection and
+//! packet of one run, and the event loop that drives them.
+//!
+//! # Event flow of one packet
+//!
+//! A connection's segment becomes a [`Packet`] in the arena and enters the
+//! host's NIC queue (the host side of its first link). Each link direction
+//! serializes one packet at a time ([`Event::TxDone`] when it finishes),
+//! then delays it by its delay model: FIFO models put it in the direction's
+//! pipe ring with only the head scheduled ([`Event::PipeHead`]); the
+//! reordering `Uniform` model schedules the packet itself
+//! ([`Event::Arrive`]). On arrival a switch forwards it to the next
+//! direction of the flow's route; the destination host demultiplexes it by
+//! 4-tuple to a connection.
+//!
+//! # Connections
+//!
+//! After every input (segment, timer, flow start/stop) a connection's
+//! application runs (bulk writer or sink), then the connection is polled
+//! for segments until it has none or its NIC queue is full, then its
+//! deadline is read with `poll_timeout()`. Each connection has at most one
+//! live timer entry in the event list, tagged with a generation number:
+//! a deadline *earlier* than the live entry pushes a new entry (the old one
+//! becomes stale and is skipped when popped); a *later* deadline (the RTO
+//! re-armed by every ACK) pushes nothing — when the early entry pops, the
+//! simulator sees the deadline has moved and re-arms for it. Re-arming the
+//! RTO per ACK is thus O(1) and the heap holds one timer per connection.
+//!
+//! # Determinism
+//!
+//! Time is integer nanoseconds; ties are broken by scheduling order; every
+//! random draw comes from a per-component PCG32 stream; nothing iterates a
+//! hash map. The same [`SimConfig`] gives the same [`RunResult`] on any
+//! machine.
+
+use crate::app::{BulkSender, Sink};
+use crate::config::{AppConfig, NodeId, NodeKind, SimConfig};
+use crate::event::EventQueue;
+use crate::host::{client_port, Demux, SERVER_PORT};
+use crate::link::LinkDir;
+use crate::packet::{Packet, PacketArena, PacketEvent, PacketEventKind, PacketId};
+use crate::queue::Admit;
+use crate::rng::{Component, Pcg32};
+use crate::routing::{route, Adjacency};
+use crate::trace::TraceSampler;
+use crate::validate::ConfigError;
+use tcplab_core::time::{Duration, Instant};
+use tcplab_core::{Connection, TcpConfig};
+use tcplab_wire::{Ecn, SegmentRepr, SeqNum};
+
+/// A scheduled event. Small and `Copy`: indices, never pointers.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Event {
+    /// Link direction finished serializing its packet in service.
+    TxDone(u32),
+    /// The head of a FIFO pipe reaches the far end.
+    PipeHead(u32),
+    /// A packet on a reordering (`Uniform`) direction reaches the far end.
+    Arrive { dir: u32, pkt: PacketId },
+    /// Connection deadline; stale unless `gen` is the connection's current.
+    Timer { conn: u32, gen: u32 },
+    /// A flow's client connects.
+    FlowStart(u32),
+    /// A flow's bulk sender stops writing and closes.
+    AppStop(u32),
+}
+
+/// One flow's runtime state.
+pub(crate) struct FlowRt {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub start: Instant,
+    /// Routes as `(offset, length)` into `Sim::routes`: `[client → server,
+    /// server → client]`.
+    pub route: [(u32, u32); 2],
+    pub client_cfg: TcpConfig,
+    pub client_iss: SeqNum,
+    pub sender: BulkSender,
+    pub sink: Sink,
+    pub started: bool,
+    pub completed_at: Option<Instant>,
+    pub trace: Option<TraceSampler>,
+}
+
+/// One connection's runtime state. Connection `2·f` is flow `f`'s client
+/// (sender), `2·f + 1` its server (receiver).
+pub(crate) struct ConnRt {
+    /// `None` until the client's flow starts.
+    pub tcp: Option<Connection>,
+    pub flow: u32,
+    pub client: bool,
+    /// First-hop link direction (the host's NIC queue).
+    pub nic: u32,
+    /// Largest packet the connection may send (its MTU), for the NIC
+    /// backpressure check.
+    pub mtu: u32,
+    pub timer_gen: u32,
+    /// Time of the live timer entry, if any.
+    pub timer_at: Option<Instant>,
+    /// When `handle_timeout` last ran (livelock guard, see `update_timer`).
+    pub fired_at: Option<Instant>,
+    /// Waiting in its NIC's `blocked` list.
+    pub blocked: bool,
+}
+
+/// A per-packet observer (e.g. a pcap writer). `Send`, so that a [`Sim`]
+/// can be built on one thread and run on another.
+pub type PacketTap = Box<dyn FnMut(Instant, &PacketEvent) + Send>;
+
+/// A discrete-event simulation of one [`SimConfig`].
+///
+/// ```
+/// # use tcplab_sim::{Sim, bench_config};
+/// # use tcplab_core::time::Instant;
+/// let mut sim = Sim::new(&bench_config()).unwrap();
+/// sim.run_until(Instant::from_millis(1));
+/// let result = sim.result();
+/// assert_eq!(result.sim_time.as_millis(), 1);
+/// ```
+pub struct Sim {
+    pub(crate) now: Instant,
+    pub(crate) duration: Duration,
+    pub(crate) events: EventQueue<Event>,
+    pub(crate) packets: PacketArena,
+    pub(crate) dirs: Vec<LinkDir>,
+    /// All routes, concatenated (link-direction indices).
+    pub(crate) routes: Vec<u32>,
+    pub(crate) flows: Vec<FlowRt>,
+    pub(crate) conns: Vec<ConnRt>,
+    /// Per node; empty for switches.
+    pub(crate) demux: Vec<Demux>,
+    pub(crate) processed: u64,
+    pub(crate) data_segments: u64,
+    /// Spare list swapped with a NIC's `blocked` list while waking.
+    wake_scratch: Vec<u32>,
+    tap: Option<PacketTap>,
+    /// Names for the result.
+    pub(crate) node_names: Vec<String>,
+    pub(crate) link_names: Vec<String>,
+    pub(crate) flow_ids: Vec<String>,
+}
+
+impl Sim {
+    /// Builds the simulation at time zero; validates `cfg` first.
+    pub fn new(cfg: &SimConfig) -> Result<Sim, ConfigError> {
+        cfg.validate()?;
+        let n = cfg.nodes.len();
+        let mut dirs = Vec::with_capacity(2 * cfg.links.len());
+        for (i, l) in cfg.links.iter().enumerate() {
+            for (reverse, from, to, d) in [(false, l.a, l.b, &l.ab), (true, l.b, l.a, &l.ba)] {
+                let rng = Pcg32::for_component(cfg.seed, Component::LinkDirection { link: i, reverse });
+                let host_nic = cfg.nodes[from].kind == NodeKind::Host;
+                dirs.push(LinkDir::new(from, to, host_nic, l.rate_bps, d, rng));
+            }
+        }
+        let adj = Adjacency::new(n, &cfg.links);
+        let mut routes = Vec::new();
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        let mut conns = Vec::with_capacity(2 * cfg.flows.len());
+        let mut demux = vec![Demux::default(); n];
+        for (f, fc) in cfg.flows.iter().enumerate() {
+            let mut r = [(0u32, 0u32); 2];
+            for (side, (a, b)) in [(fc.from, fc.to), (fc.to, fc.from)].into_iter().enumerate() {
+                let path = route(&cfg.nodes, &cfg.links, &adj, a, b)
+                    .filter(|p| !p.is_empty())
+                    .ok_or_else(|| ConfigError(format!("flows[{f}]: no route")))?;
+                r[side] = (routes.len() as u32, path.len() as u32);
+                routes.extend_from_slice(&path);
+            }
+            let mut rng = Pcg32::for_component(cfg.seed, Component::Flow { flow: f });
+            let client_iss = SeqNum(rng.next_u32());
+            let server_iss = SeqNum(rng.next_u32());
+            let AppConfig::Bulk { bytes, .. } = fc.app;
+            flows.push(FlowRt {
+                from: fc.from,
+                to: fc.to,
+                start: Instant::ZERO + fc.start,
+                route: r,
+                client_cfg: fc.tcp.clone(),
+                client_iss,
+                sender: BulkSender::new(bytes),
+                sink: Sink::default(),
+                started: false,
+                completed_at: None,
+                trace: cfg.trace_interval.map(TraceSampler::new),
+            });
+            let port = client_port(f);
+            conns.push(ConnRt {
+                tcp: None,
+                flow: f as u32,
+                client: true,
+                nic: routes[r[0].0 as usize],
+                mtu: fc.tcp.mtu,
+                timer_gen: 0,
+                timer_at: None,
+                fired_at: None,
+                blocked: false,
+            });
+            conns.push(ConnRt {
+                tcp: Some(Connection::server(&fc.tcp_receiver, SERVER_PORT, port, server_iss)),
+                flow: f as u32,
+                client: false,
+                nic: routes[r[1].0 as usize],
+                mtu: fc.tcp_receiver.mtu,
+                timer_gen: 0,
+                timer_at: None,
+                fired_at: None,
+                blocked: false,
+            });
+            demux[fc.from].insert(fc.to, port, SERVER_PORT, 2 * f as u32);
+            demux[fc.to].insert(fc.from, SERVER_PORT, port, 2 * f as u32 + 1);
+        }
+        for d in &mut demux {
+            d.seal();
+        }
+        let mut events = EventQueue::with_capacity(1024 + 4 * (dirs.len() + conns.len()));
+        for (f, fc) in cfg.flows.iter().enumerate() {
+            events.push(Instant::ZERO + fc.start, Event::FlowStart(f as u32));
+        }
+        for (f, fc) in cfg.flows.iter().enumerate() {
+            let AppConfig::Bulk { stop: Some(stop), .. } = fc.app else { continue };
+            events.push(Instant::ZERO + stop, Event::AppStop(f as u32));
+        }
+        let mut sim = Sim {
+            now: Instant::ZERO,
+            duration: cfg.duration,
+            events,
+            packets: PacketArena::with_capacity(4096),
+            dirs,
+            routes,
+            flows,
+            conns,
+            demux,
+            processed: 0,
+            data_segments: 0,
+            wake_scratch: Vec::new(),
+            tap: None,
+            node_names: cfg.nodes.iter().map(|n| n.name.clone()).collect(),
+            link_names: cfg.links.iter().map(|l| l.name.clone()).collect(),
+            flow_ids: cfg.flows.iter().map(|f| f.id.clone()).collect(),
+        };
+        // Servers listen from time zero; give them a chance to arm timers.
+        for c in (1..sim.conns.len()).step_by(2) {
+            sim.update_timer(c);
+        }
+        Ok(sim)
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// The configured run length.
+    pub fn duration(&self) -> Duration {
+        self.duration
+    }
+
+    /// Events processed so far (stale timer entries not counted).
+    pub fn events_processed(&self) -> u64 {
+        self.processed
+    }
+
+    /// Events scheduled so far (including stale timer entries) and entries
+    /// currently pending in the event list: the event list's load.
+    pub fn event_list_stats(&self) -> (u64, usize) {
+        (self.events.scheduled(), self.events.len())
+    }
+
+    /// Packets currently in queues, serializers and pipes.
+    pub fn packets_in_flight(&self) -> usize {
+        self.packets.live()
+    }
+
+    /// Packets and bytes waiting in the queue of link direction `dir`
+    /// (`2·link` for a → b, `2·link + 1` for b → a), not counting the packet
+    /// being serialized; `None` if there is no such direction.
+    pub fn queue_occupancy(&self, dir: usize) -> Option<(usize, u64)> {
+        self.dirs.get(dir).map(|d| (d.queue.len(), d.queue.bytes()))
+    }
+
+    /// Installs an observer called for every [`PacketEvent`]. Without one,
+    /// the hot path pays a single branch per observation point.
+    pub fn set_packet_tap(&mut self, tap: PacketTap) {
+        self.tap = Some(tap);
+    }
+
+    /// Removes the packet observer.
+    pub fn clear_packet_tap(&mut self) -> Option<PacketTap> {
+        self.tap.take()
+    }
+
+    /// Processes every event due at or before `end`, then sets the clock to
+    /// `end` (if it is later than now).
+    pub fn run_until(&mut self, end: Instant) {
+        while let Some((t, ev)) = self.events.pop_until(end) {
+            self.now = t;
+            let counted = match ev {
+                Event::TxDone(d) => {
+                    self.on_tx_done(d as usize);
+                    true
+                }
+                Event::PipeHead(d) => {
+                    self.on_pipe_head(d as usize);
+                    true
+                }
+                Event::Arrive { dir, pkt } => {
+                    self.arrive(dir as usize, pkt);
+                    true
+                }
+                Event::Timer { conn, gen } => self.on_timer(conn as usize, gen),
+                Event::FlowStart(f) => {
+                    self.start_flow(f as usize);
+                    true
+                }
+                Event::AppStop(f) => {
+                    self.stop_flow(f as usize);
+                    true
+                }
+            };
+            self.processed += counted as u64;
+        }
+        if end > self.now {
+            self.now = end;
+        }
+    }
+
+    /// Runs to the configured duration.
+    pub fn run_to_end(&mut self) {
+        self.run_until(Instant::ZERO + self.duration);
+    }
+
+    /// Sends a segment that no TCP connection produced, as if flow `flow`'s
+    /// client (`from_client`) or server had transmitted it now: it takes the
+    /// flow's route through every queue and link, and on arrival is reported
+    /// to the packet tap as [`PacketEventKind::Deliver`] and discarded
+    /// instead of being handed to TCP. It bypasses NIC backpressure (a full
+    /// NIC queue drops it). For tests and traffic generators. Returns
+    /// `false` if `flow` does not exist.
+    pub fn inject_raw(&mut self, flow: usize, from_client: bool, seg: SegmentRepr) -> bool {
+        let Some(f) = self.flows.get(flow) else { return false };
+        let (off, _) = f.route[!from_client as usize];
+        let pkt = Packet { seg, wire_len: seg.wire_len(), flow: flow as u32, from_client, raw: true, hop: 0 };
+        let id = self.packets.alloc(pkt);
+        let node = if from_client { f.from } else { f.to };
+        self.tap(PacketEventKind::Send, node, None, id);
+        let first = self.routes[off as usize] as usize;
+        self.enqueue(first, id);
+        true
+    }
+
+    // ---- links -----------------------------------------------------------
+
+    /// A packet arrives at the output queue of direction `d`.
+    #[inline]
+    fn enqueue(&mut self, d: usize, id: PacketId) {
+        let dir = &mut self.dirs[d];
+        let from = dir.from;
+        if dir.in_service.is_none() {
+            // Idle serializer, hence empty queue: straight onto the wire.
+            let len = self.packets.get(id).wire_len;
+            self.tap(PacketEventKind::Enqueue, from, Some(d), id);
+            self.start_tx(d, id, len);
+            return;
+        }
+        let p = self.packets.get_mut(id);
+        match dir.queue.enqueue(id, p.wire_len, p.seg.ecn) {
+            Admit::Queued { mark } => {
+                if mark {
+                    p.seg.ecn = Ecn::Ce;
+                }
+                self.tap(PacketEventKind::Enqueue, from, Some(d), id);
+            }
+            Admit::Dropped => {
+                self.tap(PacketEventKind::Drop, from, Some(d), id);
+                self.packets.free(id);
+            }
+        }
+    }
+
+    #[inline]
+    fn start_tx(&mut self, d: usize, id: PacketId, len: u32) {
+        let dir = &mut self.dirs[d];
+        dir.in_service = Some((id, len));
+        dir.tx_start = self.now;
+        let done = self.now + Duration::from_nanos(dir.ser.tx_time_ns(len));
+        self.events.push(done, Event::TxDone(d as u32));
+    }
+
+    fn on_tx_done(&mut self, d: usize) {
+        let now = self.now;
+        let dir = &mut self.dirs[d];
+        let Some((id, len)) = dir.in_service.take() else { return };
+        dir.busy_ns += (now - dir.tx_start).as_nanos();
+        dir.tx_packets += 1;
+        dir.tx_bytes += len as u64;
+        let arrive = dir.delay.arrival(now, &mut dir.rng);
+        if dir.delay.is_fifo() {
+            let was_empty = dir.pipe.is_empty();
+            dir.pipe.push_back((arrive.as_nanos(), id));
+            if was_empty {
+                self.events.push(arrive, Event::PipeHead(d as u32));
+            }
+        } else {
+            self.events.push(arrive, Event::Arrive { dir: d as u32, pkt: id });
+        }
+        let next = dir.queue.dequeue();
+        let wake = dir.host_nic && !dir.blocked.is_empty();
+        let from = dir.from;
+        self.tap(PacketEventKind::Depart, from, Some(d), id);
+        if let Some((nid, nlen)) = next {
+            self.start_tx(d, nid, nlen);
+        }
+        if wake {
+            self.wake_blocked(d);
+        }
+    }
+
+    fn on_pipe_head(&mut self, d: usize) {
+        let dir = &mut self.dirs[d];
+        let Some((_, id)) = dir.pipe.pop_front() else { return };
+        if let Some(&(t, _)) = dir.pipe.front() {
+            self.events.push(Instant::from_nanos(t), Event::PipeHead(d as u32));
+        }
+        self.arrive(d, id);
+    }
+
+    /// Packet `id` reached the far end of direction `d`.
+    #[inline]
+    fn arrive(&mut self, d: usize, id: PacketId) {
+        let node = self.dirs[d].to;
+        self.tap(PacketEventKind::Arrive, node, Some(d), id);
+        let p = self.packets.get_mut(id);
+        p.hop += 1;
+        let (off, len) = self.flows[p.flow as usize].route[!p.from_client as usize];
+        if p.hop < len {
+            let next = self.routes[(off + p.hop) as usize] as usize;
+            self.enqueue(next, id);
+        } else {
+            self.deliver(node, id);
+        }
+    }
+
+    // ---- hosts -----------------------------------------------------------
+
+    /// Hands packet `id` to host `host`'s TCP stack.
+    fn deliver(&mut self, host: NodeId, id: PacketId) {
+        let p = *self.packets.get(id);
+        if p.raw {
+            self.tap(PacketEventKind::Deliver, host, None, id);
+            self.packets.free(id);
+            return;
+        }
+        let flow = &self.flows[p.flow as usize];
+        let remote = if p.from_client { flow.from } else { flow.to };
+        let conn = self.demux[host].lookup(remote, p.seg.dst_port, p.seg.src_port);
+        let kind = if conn.is_some() { PacketEventKind::Deliver } else { PacketEventKind::Drop };
+        self.tap(kind, host, None, id);
+        self.packets.free(id);
+        let Some(c) = conn else { return };
+        if p.seg.payload_len > 0 {
+            self.data_segments += 1;
+        }
+        let c = c as usize;
+        let now = self.now;
+        let Some(tcp) = self.conns[c].tcp.as_mut() else { return };
+        tcp.handle_segment(now, &p.seg);
+        self.after_conn_event(c, true);
+    }
+
+    /// Runs the application, transmits, samples the trace and re-arms the
+    /// timer of connection `c` after an input. `ack` = the input was a
+    /// segment from the peer.
+    fn after_conn_event(&mut self, c: usize, ack: bool) {
+        let conn = &mut self.conns[c];
+        let f = conn.flow as usize;
+        let Some(tcp) = conn.tcp.as_mut() else { return };
+        let flow = &mut self.flows[f];
+        if conn.client {
+            flow.sender.on_event(tcp);
+        } else if flow.sink.on_event(tcp) > 0 {
+            self.check_completion(f);
+        }
+        self.drain_transmit(c);
+        let conn = &self.conns[c];
+        if conn.client {
+            if let (Some(tcp), Some(trace)) = (conn.tcp.as_ref(), self.flows[f].trace.as_mut()) {
+                let info = tcp.info();
+                if ack {
+                    trace.on_ack(self.now, &info);
+                } else {
+                    trace.on_other(self.now, &info);
+                }
+            }
+        }
+        self.update_timer(c);
+    }
+
+    /// Polls connection `c` for segments while its NIC can take them.
+    #[inline]
+    fn drain_transmit(&mut self, c: usize) {
+        let now = self.now;
+        loop {
+            let conn = &mut self.conns[c];
+            let nic = conn.nic as usize;
+            let dir = &mut self.dirs[nic];
+            let room = dir.in_service.is_none() || dir.queue.is_empty() || dir.queue.has_room(conn.mtu);
+            if !room {
+                if !conn.blocked {
+                    conn.blocked = true;
+                    dir.blocked.push(c as u32);
+                }
+                return;
+            }
+            let Some(tcp) = conn.tcp.as_mut() else { return };
+            let Some(seg) = tcp.poll_transmit(now) else { return };
+            let client = conn.client;
+            let f = conn.flow as usize;
+            let pkt = Packet { seg, wire_len: seg.wire_len(), flow: f as u32, from_client: client, raw: false, hop: 0 };
+            let id = self.packets.alloc(pkt);
+            let flow = &self.flows[f];
+            let host = if client { flow.from } else { flow.to };
+            self.tap(PacketEventKind::Send, host, None, id);
+            self.enqueue(nic, id);
+        }
+    }
+
+    /// Direction `d` (a host NIC) has room again: re-poll the connections
+    /// that blocked on it, in the order they blocked.
+    fn wake_blocked(&mut self, d: usize) {
+        let mut list = std::mem::take(&mut self.wake_scratch);
+        std::mem::swap(&mut list, &mut self.dirs[d].blocked);
+        for &c in &list {
+            let c = c as usize;
+            self.conns[c].blocked = false;
+            self.drain_transmit(c);
+            self.update_timer(c);
+        }
+        list.clear();
+        self.wake_scratch = list;
+    }
+
+    // ---- timers ----------------------------------------------------------
+
+    /// Schedules connection `c`'s deadline if it is earlier than its live
+    /// timer entry (see the module docs). A deadline in the past fires now;
+    /// a deadline equal to the instant a timeout was just handled is moved
+    /// 1 ns later, so a core that keeps re-arming for "now" cannot livelock
+    /// the event loop.
+    #[inline]
+    fn update_timer(&mut self, c: usize) {
+        let now = self.now;
+        let conn = &mut self.conns[c];
+        let Some(tcp) = conn.tcp.as_ref() else { return };
+        let Some(mut at) = tcp.poll_timeout() else { return };
+        at = at.max(now);
+        if conn.fired_at == Some(at) {
+            at += Duration::from_nanos(1);
+        }
+        let earlier = match conn.timer_at {
+            Some(t) => at < t,
+            None => true,
+        };
+        if earlier {
+            conn.timer_gen = conn.timer_gen.wrapping_add(1);
+            conn.timer_at = Some(at);
+            self.events.push(at, Event::Timer { conn: c as u32, gen: conn.timer_gen });
+        }
+    }
+
+    /// A timer entry popped; returns whether it did any work.
+    fn on_timer(&mut self, c: usize, gen: u32) -> bool {
+        let now = self.now;
+        let conn = &mut self.conns[c];
+        if gen != conn.timer_gen {
+            return false;
+        }
+        conn.timer_at = None;
+        let Some(tcp) = conn.tcp.as_mut() else { return false };
+        match tcp.poll_timeout() {
+            Some(at) if at <= now => {
+                conn.fired_at = Some(now);
+                tcp.handle_timeout(now);
+                self.after_conn_event(c, false);
+                true
+            }
+            _ => {
+                // The deadline moved later (or went away): re-arm lazily.
+                self.update_timer(c);
+                false
+            }
+        }
+    }
+
+    // ---- flows -----------------------------------------------------------
+
+    fn start_flow(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        if flow.started {
+            return;
+        }
+        flow.started = true;
+        let c = 2 * f;
+        self.conns[c].tcp =
+            Some(Connection::client(&flow.client_cfg, client_port(f), SERVER_PORT, flow.client_iss, self.now));
+        self.after_conn_event(c, false);
+    }
+
+    fn stop_flow(&mut self, f: usize) {
+        let c = 2 * f;
+        let Some(tcp) = self.conns[c].tcp.as_mut() else { return };
+        self.flows[f].sender.stop(tcp);
+        self.after_conn_event(c, false);
+        self.check_completion(f);
+    }
+
+    /// A flow is complete once its sender has closed and the sink has read
+    /// every byte written.
+    fn check_completion(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        if flow.completed_at.is_none() && flow.sender.closed && flow.sink.delivered >= flow.sender.written {
+            flow.completed_at = Some(self.now);
+        }
+    }
+
+    // ---- observers -------------------------------------------------------
+
+    #[inline]
+    fn tap(&mut self, kind: PacketEventKind, node: NodeId, dir: Option<usize>, id: PacketId) {
+        if let Some(tap) = self.tap.as_mut() {
+            let p = self.packets.get(id);
+            let flow = &self.flows[p.flow as usize];
+            let (src, dst) = if p.from_client { (flow.from, flow.to) } else { (flow.to, flow.from) };
+            let ev = PacketEvent {
+                kind,
+                node,
+                dir,
+                flow: p.flow as usize,
+                from_client: p.from_client,
+                src,
+                dst,
+                seg: p.seg,
+                wire_len: p.wire_len,
+            };
+            tap(self.now, &ev);
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! [`SimConfig::validate`]: the checks that make a configuration safe to
+//! run. A configuration that passes never makes the simulator panic.
+//!
+//! Messages name the offending field as a path (`links[1].ab.queue.limit`)
+//! and say what would be accepted.
+
+use crate::config::{AppConfig, DelayModel, DirectionConfig, Limit, NodeKind, SimConfig};
+use crate::host::MAX_FLOWS;
+use crate::routing::{route, Adjacency};
+use core::fmt;
+use tcplab_core::time::Duration;
+use tcplab_core::TcpConfig;
+
+/// Longest propagation delay or jitter accepted (one hour).
+pub const MAX_DELAY: Duration = Duration::from_secs(3600);
+/// `TCP_MIN_MSS` (include/net/tcp.h) plus 40 bytes of IPv4 and TCP header:
+/// the smallest interface MTU a flow may use.
+pub const MIN_MTU: u32 = 88 + 40;
+
+/// Why a [`SimConfig`] cannot be run.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid simulation config: {}", self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl From<String> for ConfigError {
+    fn from(s: String) -> Self {
+        ConfigError(s)
+    }
+}
+
+impl SimConfig {
+    /// Checks everything the simulator relies on: node references in
+    /// range, hosts at the ends of flows and a path between them through
+    /// switches, positive rates and limits, `min <= max` delays, distinct
+    /// flow ids. The first problem found is returned.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.duration == Duration::ZERO {
+            return Err("duration must be positive".into());
+        }
+        if self.nodes.is_empty() {
+            return Err("nodes: at least one node is needed".into());
+        }
+        if self.nodes.len() >= u32::MAX as usize || self.links.len() >= (u32::MAX / 2) as usize {
+            return Err("too many nodes or links".into());
+        }
+        if self.trace_interval == Some(Duration::ZERO) {
+            return Err("trace_interval must be positive (or absent to disable tracing)".into());
+        }
+        let n = self.nodes.len();
+        for (i, l) in self.links.iter().enumerate() {
+            let at = format!("links[{i}] ({:?})", l.name);
+            if l.a >= n || l.b >= n {
+                return Err(format!("{at}: endpoints {} and {} must be node indices below {n}", l.a, l.b));
+            }
+            if l.a == l.b {
+                return Err(format!("{at}: a link must join two different nodes (both ends are node {})", l.a));
+            }
+            if l.rate_bps == 0 {
+                return Err(format!("{at}.rate_bps must be positive"));
+            }
+            check_direction(&format!("{at}.ab"), &l.ab)?;
+            check_direction(&format!("{at}.ba"), &l.ba)?;
+        }
+        if self.flows.len() > MAX_FLOWS {
+            return Err(format!("{} flows: at most {MAX_FLOWS} fit the client port range", self.flows.len()));
+        }
+        let adj = Adjacency::new(n, &self.links);
+        let mut ids: Vec<&str> = Vec::with_capacity(self.flows.len());
+        for (i, f) in self.flows.iter().enumerate() {
+            let at = format!("flows[{i}] ({:?})", f.id);
+            for (what, node) in [("from", f.from), ("to", f.to)] {
+                if node >= n {
+                    return Err(format!("{at}.{what} = {node} must be a node index below {n}"));
+                }
+                if self.nodes[node].kind != NodeKind::Host {
+                    return Err(format!(
+                        "{at}.{what} = {node} ({:?}) is a switch; flows run between hosts",
+                        self.nodes[node].name
+                    ));
+                }
+            }
+            if f.from == f.to {
+                return Err(format!("{at}: sender and receiver are the same host ({})", f.from));
+            }
+            for (a, b) in [(f.from, f.to), (f.to, f.from)] {
+                if route(&self.nodes, &self.links, &adj, a, b).is_none() {
+                    return Err(format!(
+                        "{at}: no path from {:?} to {:?} (hosts connect through switches, never through other hosts)",
+                        self.nodes[a].name, self.nodes[b].name
+                    ));
+                }
+            }
+            check_tcp(&format!("{at}.tcp"), &f.tcp)?;
+            check_tcp(&format!("{at}.tcp_receiver"), &f.tcp_receiver)?;
+            match f.app {
+                AppConfig::Bulk { bytes, stop } => {
+                    if bytes == Some(0) {
+                        return Err(format!("{at}.app.bytes must be positive (or absent for unlimited)"));
+                    }
+                    if let Some(stop) = stop {
+                        if stop <= f.start {
+                            return Err(format!(
+                                "{at}.app.stop ({stop:?}) must be after the flow's start ({:?})",
+                                f.start
+                            ));
+                        }
+                    }
+                }
+            }
+            if ids.contains(&f.id.as_str()) {
+                return Err(format!("{at}: flow id {:?} is used twice", f.id));
+            }
+            ids.push(&f.id);
+        }
+        Ok(())
+    }
+}
+
+fn check_direction(at: &str, d: &DirectionConfig) -> Result<(), String> {
+    match d.delay {
+        DelayModel::Fixed(x) if x > MAX_DELAY => Err(format!("{at}.delay {x:?} exceeds {MAX_DELAY:?}")),
+        DelayModel::Uniform { min, max } if min > max => {
+            Err(format!("{at}.delay: uniform min {min:?} must not exceed max {max:?}"))
+        }
+        DelayModel::Uniform { max, .. } if max > MAX_DELAY => {
+            Err(format!("{at}.delay max {max:?} exceeds {MAX_DELAY:?}"))
+        }
+        DelayModel::OrderedJitter { base, jitter } if base > MAX_DELAY || jitter > MAX_DELAY => {
+            Err(format!("{at}.delay base and jitter must each be at most {MAX_DELAY:?}"))
+        }
+        _ => Ok(()),
+    }?;
+    if matches!(d.queue.limit, Limit::Packets(0) | Limit::Bytes(0)) {
+        return Err(format!("{at}.queue.limit must be positive"));
+    }
+    Ok(())
+}
+
+fn check_tcp(at: &str, t: &TcpConfig) -> Result<(), String> {
+    if t.mtu < MIN_MTU || t.mtu > u16::MAX as u32 {
+        return Err(format!("{at}.mtu = {} must be in {MIN_MTU}..=65535", t.mtu));
+    }
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! Builders for test configurations and a packet-tap recorder.
+#![allow(dead_code)]
+
+use std::sync::{Arc, Mutex};
+use tcplab_core::time::{Duration, Instant};
+use tcplab_core::TcpConfig;
+use tcplab_sim::config::*;
+use tcplab_sim::{PacketEvent, PacketEventKind, Sim};
+use tcplab_wire::{Ecn, SegmentRepr, SeqNum, TcpFlags};
+
+pub fn host(name: &str) -> NodeConfig {
+    NodeConfig { name: name.into(), kind: NodeKind::Host }
+}
+
+pub fn switch(name: &str) -> NodeConfig {
+    NodeConfig { name: name.into(), kind: NodeKind::Switch }
+}
+
+pub fn queue(limit: Limit) -> QueueConfig {
+    QueueConfig { limit, ecn_threshold: None }
+}
+
+/// A symmetric link with the given delay model and queue both ways.
+pub fn link(name: &str, a: NodeId, b: NodeId, rate_bps: u64, delay: DelayModel, q: QueueConfig) -> LinkConfig {
+    let d = DirectionConfig { delay, queue: q };
+    LinkConfig { name: name.into(), a, b, rate_bps, ab: d.clone(), ba: d }
+}
+
+pub fn fixed(d: Duration) -> DelayModel {
+    DelayModel::Fixed(d)
+}
+
+/// A flow whose TCP never starts within test horizons (start at 1000 s),
+/// used only as a route for injected packets.
+pub fn route_only_flow(id: &str, from: NodeId, to: NodeId) -> FlowConfig {
+    FlowConfig {
+        id: id.into(),
+        from,
+        to,
+        start: Duration::from_secs(1000),
+        tcp: TcpConfig::default(),
+        tcp_receiver: TcpConfig::default(),
+        app: AppConfig::Bulk { bytes: None, stop: None },
+    }
+}
+
+pub fn bulk_flow(id: &str, from: NodeId, to: NodeId, bytes: Option<u64>) -> FlowConfig {
+    FlowConfig {
+        id: id.into(),
+        from,
+        to,
+        start: Duration::ZERO,
+        tcp: TcpConfig::default(),
+        tcp_receiver: TcpConfig::default(),
+        app: AppConfig::Bulk { bytes, stop: None },
+    }
+}
+
+pub fn config(nodes: Vec<NodeConfig>, links: Vec<LinkConfig>, flows: Vec<FlowConfig>) -> SimConfig {
+    SimConfig { duration: Duration::from_secs(10), seed: 1, nodes, links, flows, trace_interval: None }
+}
+
+/// A data segment of `payload` bytes and no options: `wire_len` =
+/// 40 + payload. `seq` tags it.
+pub fn data_seg(seq: u32, payload: u32, ecn: Ecn) -> SegmentRepr {
+    SegmentRepr {
+        src_port: 1,
+        dst_port: 2,
+        seq: SeqNum(seq),
+        flags: TcpFlags::ACK,
+        ecn,
+        payload_len: payload,
+        ..Default::default()
+    }
+}
+
+/// One recorded tap observation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Obs {
+    pub t: u64,
+    pub kind: PacketEventKind,
+    pub node: NodeId,
+    pub dir: Option<usize>,
+    pub flow: usize,
+    pub seq: u32,
+    pub ecn: Ecn,
+}
+
+/// A shared log of observations.
+pub struct Log(Arc<Mutex<Vec<Obs>>>);
+
+impl Log {
+    pub fn borrow(&self) -> std::sync::MutexGuard<'_, Vec<Obs>> {
+        self.0.lock().unwrap()
+    }
+}
+
+/// Installs a tap that records every observation.
+pub fn record(sim: &mut Sim) -> Log {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let l = log.clone();
+    sim.set_packet_tap(Box::new(move |now: Instant, ev: &PacketEvent| {
+        l.lock().unwrap().push(Obs {
+            t: now.as_nanos(),
+            kind: ev.kind,
+            node: ev.node,
+            dir: ev.dir,
+            flow: ev.flow,
+            seq: ev.seg.seq.0,
+            ecn: ev.seg.ecn,
+        })
+    }));
+    Log(log)
+}
+
+/// `(time ns, seq)` of every delivery, in delivery order.
+pub fn deliveries(log: &[Obs]) -> Vec<(u64, u32)> {
+    log.iter().filter(|o| o.kind == PacketEventKind::Deliver).map(|o| (o.t, o.seq)).collect()
+}
+
+pub fn ms(x: u64) -> u64 {
+    x * 1_000_000
+}

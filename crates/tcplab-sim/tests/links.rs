@@ -1,0 +1,228 @@
+//! Link mechanics with injected traffic (no TCP): serialization and
+//! propagation timing, drop-tail limits, ECN marking, routing.
+
+mod common;
+use common::*;
+use tcplab_core::time::{Duration, Instant};
+use tcplab_sim::config::*;
+use tcplab_sim::{dir_index, PacketEventKind, Sim};
+use tcplab_wire::Ecn;
+
+// ---- timing -------------------------------------------------------------
+
+#[test]
+fn test_serialization_and_propagation_exact_on_one_link() {
+    // 1 Mbit/s, 10 ms: a 1500-byte packet takes 12 ms to serialize.
+    let cfg = config(
+        vec![host("a"), host("b")],
+        vec![link("l", 0, 1, 1_000_000, fixed(Duration::from_millis(10)), queue(Limit::Packets(10)))],
+        vec![route_only_flow("f", 0, 1)],
+    );
+    let mut sim = Sim::new(&cfg).unwrap();
+    let log = record(&mut sim);
+    assert!(sim.inject_raw(0, true, data_seg(1, 1460, Ecn::NotEct)));
+    assert!(sim.inject_raw(0, true, data_seg(2, 1460, Ecn::NotEct)));
+    sim.run_until(Instant::from_millis(100));
+    let log = log.borrow();
+    let departs: Vec<u64> = log.iter().filter(|o| o.kind == PacketEventKind::Depart).map(|o| o.t).collect();
+    assert_eq!(departs, [ms(12), ms(24)]);
+    // Back to back: 12 + 10 and 24 + 10.
+    assert_eq!(deliveries(&log), [(ms(22), 1), (ms(34), 2)]);
+    let r = sim.result();
+    assert_eq!(r.sim_time, Duration::from_millis(100));
+    let ab = &r.links[0];
+    assert_eq!(ab.id, "l:a->b");
+    assert_eq!((ab.tx_packets, ab.tx_bytes, ab.drops), (2, 3000, 0));
+    assert_eq!(ab.utilization, 0.24);
+    assert_eq!(r.links[1].tx_packets, 0);
+    assert_eq!(r.data_segments, 0, "raw packets are not TCP deliveries");
+}
+
+#[test]
+fn test_store_and_forward_across_a_switch() {
+    // a -(1 Mbit/s, 10 ms)- s -(0.5 Mbit/s, 5 ms)- b.
+    let cfg = config(
+        vec![host("a"), switch("s"), host("b")],
+        vec![
+            link("l0", 0, 1, 1_000_000, fixed(Duration::from_millis(10)), queue(Limit::Packets(10))),
+            link("l1", 1, 2, 500_000, fixed(Duration::from_millis(5)), queue(Limit::Packets(10))),
+        ],
+        vec![route_only_flow("f", 0, 2)],
+    );
+    let mut sim = Sim::new(&cfg).unwrap();
+    let log = record(&mut sim);
+    sim.inject_raw(0, true, data_seg(1, 1460, Ecn::NotEct));
+    sim.inject_raw(0, true, data_seg(2, 1460, Ecn::NotEct));
+    sim.run_until(Instant::from_millis(200));
+    // p1: 12 ms + 10 ms at s (22), 24 ms on l1 (46), + 5 ms = 51 ms.
+    // p2: at s at 34 ms, waits for l1 until 46, leaves 70, arrives 75 ms.
+    assert_eq!(deliveries(&log.borrow()), [(ms(51), 1), (ms(75), 2)]);
+    let arrivals: Vec<(u64, usize)> =
+        log.borrow().iter().filter(|o| o.kind == PacketEventKind::Arrive).map(|o| (o.t, o.node)).collect();
+    assert_eq!(arrivals, [(ms(22), 1), (ms(34), 1), (ms(51), 2), (ms(75), 2)]);
+}
+
+#[test]
+fn test_reverse_direction_uses_ba_config() {
+    let mut l = link("l", 0, 1, 1_000_000, fixed(Duration::from_millis(10)), queue(Limit::Packets(10)));
+    l.ba.delay = fixed(Duration::from_millis(1));
+    let cfg = config(vec![host("a"), host("b")], vec![l], vec![route_only_flow("f", 0, 1)]);
+    let mut sim = Sim::new(&cfg).unwrap();
+    let log = record(&mut sim);
+    sim.inject_raw(0, false, data_seg(9, 85, Ecn::NotEct)); // 125 bytes: 1 ms
+    sim.run_until(Instant::from_millis(10));
+    assert_eq!(deliveries(&log.borrow()), [(ms(2), 9)]);
+    assert_eq!(sim.result().links[1].id, "l:b->a");
+}
+
+// ---- drop-tail ----------------------------------------------------------
+
+/// a -(1 Gbit/s)- s -(1 Mbit/s, queue q)- b: a burst from `a` reaches the
+/// slow link faster than it drains.
+fn bottleneck(q: QueueConfig) -> SimConfig {
+    let mut slow = link("slow", 1, 2, 1_000_000, fixed(Duration::ZERO), q);
+    slow.ba.queue = queue(Limit::Packets(1000));
+    config(
+        vec![host("a"), switch("s"), host("b")],
+        vec![link("fast", 0, 1, 1_000_000_000, fixed(Duration::ZERO), queue(Limit::Packets(1000))), slow],
+        vec![route_only_flow("f", 0, 2)],
+    )
+}
+
+#[test]
+fn test_drop_tail_packet_limit() {
+    let mut sim = Sim::new(&bottleneck(queue(Limit::Packets(3)))).unwrap();
+    let log = record(&mut sim);
+    for i in 0..10 {
+        sim.inject_raw(0, true, data_seg(i, 1460, Ecn::NotEct));
+    }
+    sim.run_until(Instant::from_millis(1000));
+    // One in service, three waiting, six dropped.
+    let seqs: Vec<u32> = deliveries(&log.borrow()).iter().map(|d| d.1).collect();
+    assert_eq!(seqs, [0, 1, 2, 3]);
+    let r = sim.result();
+    assert_eq!(r.links[2].drops, 6);
+    assert_eq!(r.links[2].peak_queue_packets, 3);
+    let drops: Vec<(usize, Option<usize>)> =
+        log.borrow().iter().filter(|o| o.kind == PacketEventKind::Drop).map(|o| (o.node, o.dir)).collect();
+    assert_eq!(drops, vec![(1, Some(2)); 6]);
+}
+
+#[test]
+fn test_drop_tail_byte_limit() {
+    let mut sim = Sim::new(&bottleneck(queue(Limit::Bytes(4000)))).unwrap();
+    let log = record(&mut sim);
+    // 1500 in service; then 1500 + 1500 wait (3000); 1500 more would
+    // exceed 4000, but a 540-byte packet (4000 - 3000 = 1000 left) fits.
+    sim.inject_raw(0, true, data_seg(0, 1460, Ecn::NotEct));
+    sim.inject_raw(0, true, data_seg(1, 1460, Ecn::NotEct));
+    sim.inject_raw(0, true, data_seg(2, 1460, Ecn::NotEct));
+    sim.inject_raw(0, true, data_seg(3, 1460, Ecn::NotEct));
+    sim.inject_raw(0, true, data_seg(4, 500, Ecn::NotEct));
+    sim.inject_raw(0, true, data_seg(5, 500, Ecn::NotEct));
+    sim.run_until(Instant::from_millis(1000));
+    let seqs: Vec<u32> = deliveries(&log.borrow()).iter().map(|d| d.1).collect();
+    assert_eq!(seqs, [0, 1, 2, 4]);
+    assert_eq!(sim.result().links[2].drops, 2);
+}
+
+#[test]
+fn test_queue_occupancy_reports_waiting_packets() {
+    let mut sim = Sim::new(&bottleneck(queue(Limit::Packets(100)))).unwrap();
+    for i in 0..5 {
+        sim.inject_raw(0, true, data_seg(i, 1460, Ecn::NotEct));
+    }
+    // All five reach s within 60 µs; one is on the wire (12 ms each).
+    sim.run_until(Instant::from_micros(100));
+    assert_eq!(sim.queue_occupancy(2), Some((4, 6000)));
+    sim.run_until(Instant::from_millis(13));
+    assert_eq!(sim.queue_occupancy(2), Some((3, 4500)));
+    assert_eq!(sim.queue_occupancy(99), None);
+    assert_eq!(sim.packets_in_flight(), 4);
+}
+
+// ---- ECN ----------------------------------------------------------------
+
+#[test]
+fn test_ecn_marks_ect_only_above_threshold() {
+    let q = QueueConfig { limit: Limit::Packets(100), ecn_threshold: Some(Limit::Packets(2)) };
+    let mut sim = Sim::new(&bottleneck(q)).unwrap();
+    let log = record(&mut sim);
+    for i in 0..8 {
+        let ecn = if i % 2 == 0 { Ecn::Ect0 } else { Ecn::NotEct };
+        sim.inject_raw(0, true, data_seg(i, 1460, ecn));
+    }
+    sim.run_until(Instant::from_millis(1000));
+    // Packet i (i >= 1) finds i - 1 waiting; marked when i - 1 > 2 and ECT.
+    let got: Vec<(u32, Ecn)> =
+        log.borrow().iter().filter(|o| o.kind == PacketEventKind::Deliver).map(|o| (o.seq, o.ecn)).collect();
+    let want: Vec<(u32, Ecn)> = (0..8)
+        .map(|i| {
+            let ecn = match (i % 2 == 0, i >= 4) {
+                (true, true) => Ecn::Ce,
+                (true, false) => Ecn::Ect0,
+                (false, _) => Ecn::NotEct,
+            };
+            (i, ecn)
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(sim.result().links[2].ce_marks, 2);
+}
+
+// ---- routing ------------------------------------------------------------
+
+#[test]
+fn test_routing_across_switches_both_directions() {
+    // a - s1 - s2 - b, plus a longer detour a - s3 - s4 - s2.
+    let q = queue(Limit::Packets(10));
+    let d = fixed(Duration::from_micros(1));
+    let cfg = config(
+        vec![host("a"), switch("s1"), switch("s2"), host("b"), switch("s3"), switch("s4")],
+        vec![
+            link("a-s3", 0, 4, 1_000_000_000, d.clone(), q.clone()),
+            link("s3-s4", 4, 5, 1_000_000_000, d.clone(), q.clone()),
+            link("s4-s2", 5, 2, 1_000_000_000, d.clone(), q.clone()),
+            link("a-s1", 0, 1, 1_000_000_000, d.clone(), q.clone()),
+            link("s1-s2", 1, 2, 1_000_000_000, d.clone(), q.clone()),
+            link("s2-b", 2, 3, 1_000_000_000, d.clone(), q.clone()),
+        ],
+        vec![route_only_flow("f", 0, 3)],
+    );
+    let mut sim = Sim::new(&cfg).unwrap();
+    let log = record(&mut sim);
+    sim.inject_raw(0, true, data_seg(1, 100, Ecn::NotEct));
+    sim.inject_raw(0, false, data_seg(2, 100, Ecn::NotEct));
+    sim.run_until(Instant::from_millis(1));
+    let path = |seq: u32| -> Vec<usize> {
+        log.borrow().iter().filter(|o| o.kind == PacketEventKind::Arrive && o.seq == seq).map(|o| o.node).collect()
+    };
+    assert_eq!(path(1), [1, 2, 3]);
+    assert_eq!(path(2), [2, 1, 0]);
+    let dirs: Vec<usize> =
+        log.borrow().iter().filter(|o| o.kind == PacketEventKind::Depart && o.seq == 1).filter_map(|o| o.dir).collect();
+    assert_eq!(dirs, [dir_index(&cfg.links, 3, 0), dir_index(&cfg.links, 4, 1), dir_index(&cfg.links, 5, 2)]);
+}
+
+#[test]
+fn test_tap_sees_every_stage_in_order() {
+    let cfg = config(
+        vec![host("a"), switch("s"), host("b")],
+        vec![
+            link("l0", 0, 1, 1_000_000_000, fixed(Duration::ZERO), queue(Limit::Packets(10))),
+            link("l1", 1, 2, 1_000_000_000, fixed(Duration::ZERO), queue(Limit::Packets(10))),
+        ],
+        vec![route_only_flow("f", 0, 2)],
+    );
+    let mut sim = Sim::new(&cfg).unwrap();
+    let log = record(&mut sim);
+    sim.inject_raw(0, true, data_seg(1, 100, Ecn::NotEct));
+    sim.run_until(Instant::from_millis(1));
+    use PacketEventKind::*;
+    let kinds: Vec<(PacketEventKind, usize)> = log.borrow().iter().map(|o| (o.kind, o.node)).collect();
+    assert_eq!(
+        kinds,
+        [(Send, 0), (Enqueue, 0), (Depart, 0), (Arrive, 1), (Enqueue, 1), (Depart, 1), (Arrive, 2), (Deliver, 2)]
+    );
+    assert_eq!(sim.packets_in_flight(), 0);
+}
