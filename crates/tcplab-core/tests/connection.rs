@@ -194,3 +194,58 @@ fn test_tail_loss_recovered_by_rto_with_backoff() {
     assert_eq!(p.server_read, 10 * 1448);
 }
 
+
+#[test]
+fn test_burst_loss_prr_sends_in_proportion_and_exits_at_ssthresh() {
+    // RFC 6937 §3: while pipe > ssthresh, PRR sends ceil(ssthresh ·
+    // prr_delivered / RecoverFS) − prr_out; recovery ends with cwnd =
+    // ssthresh. (The packet-exact RFC examples are checked on
+    // tcp_cwnd_reduction itself in tests/vectors_rtt_prr.rs.)
+    let cfg = reno();
+    let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(10));
+    p.ns_per_byte = 800; // 10 Mbit/s
+    let mut dropped = std::collections::HashSet::new();
+    p.filter = Box::new(move |_, side, seg| {
+        // A burst of five consecutive segments, first transmissions only.
+        let idx = seg.seq.0.wrapping_sub(1_000_001) / 1448;
+        if side == Side::Client && seg.payload_len > 0 && (100..105).contains(&idx) && dropped.insert(idx) {
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));
+    let mut before = p.client.info();
+    let mut entry = None;
+    for _ in 0..200_000 {
+        p.client.write(1 << 20);
+        if !p.step() {
+            break;
+        }
+        let i = p.client.info();
+        match (entry, i.ca_state) {
+            (None, CaState::Recovery) => entry = Some((before, i, p.log.len())),
+            (Some((prior, at_entry, log_at_entry)), s) if s != CaState::Recovery => {
+                let prior_cwnd = prior.snd_cwnd;
+                let ssthresh = at_entry.snd_ssthresh;
+                assert_eq!(ssthresh, prior_cwnd / 2, "Reno halves");
+                // Data segments sent during recovery (the ACK that ends it
+                // has not sent anything yet).
+                let sent = p.log[log_at_entry..].iter().filter(|(_, s, g)| *s == Side::Client && g.payload_len > 0).count() as u64;
+                let delivered = (i.delivered - at_entry.delivered) as u64;
+                let prr = (ssthresh as u64 * delivered).div_ceil(prior_cwnd as u64);
+                // Proportional sending, plus at most the burst's five
+                // packets refilled by the slow-start reduction bound once
+                // pipe fell to ssthresh (RFC 6937 §3.1 PRR-SSRB).
+                assert!(sent >= prr && sent <= prr + 5, "sent {sent}, PRR {prr} (delivered {delivered}, ssthresh {ssthresh}, RecoverFS {prior_cwnd})");
+                assert!(i.unacked - i.sacked - i.lost + i.retrans <= ssthresh);
+                assert_eq!(i.snd_cwnd, ssthresh, "recovery exits with cwnd == ssthresh");
+                assert_eq!(p.client.counters().get(Mib::TcpExtTCPSackRecovery), 1);
+                assert_eq!(p.client.counters().get(Mib::TcpExtTCPTimeouts), 0);
+                return;
+            }
+            _ => {}
+        }
+        before = i;
+    }
+    panic!("recovery never ended (entry {entry:?}) {:?} {:?}", p.client.info(), p.client.counters().nonzero().collect::<Vec<_>>());
+}

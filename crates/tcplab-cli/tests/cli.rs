@@ -1,0 +1,404 @@
+//! The `tcplab` binary: exit codes, error messages, overrides, JSON and
+//! traces.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn tcplab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tcplab")).args(args).output().expect("tcplab runs")
+}
+
+fn repo(path: &str) -> String {
+    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fresh directory for one test, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("tcplab-cli-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Asserts exit code 2 and a stderr message containing every `needle`.
+#[track_caller]
+fn assert_error(o: &Output, needles: &[&str]) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "exit code; stderr: {e}");
+    assert!(e.starts_with("error: "), "{e}");
+    for n in needles {
+        assert!(e.contains(n), "{n:?} not in {e:?}");
+    }
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+const BASE: &str = r#"[run]
+duration = "2s"
+seed = 3
+
+[[node]]
+name = "h1"
+
+[[node]]
+name = "sw"
+kind = "switch"
+
+[[node]]
+name = "h2"
+
+[[link]]
+name = "access"
+a = "h1"
+b = "sw"
+rate = "1Gbit"
+delay = "1us"
+
+[[link]]
+name = "bn"
+a = "sw"
+b = "h2"
+rate = "10Mbit"
+delay = "5ms"
+queue = { limit = "50p" }
+
+[[flow]]
+id = "f1"
+from = "h1"
+to = "h2"
+cc = "cubic"
+"#;
+
+/// Writes BASE with one replacement to a file and checks it.
+fn check_variant(dir: &Path, name: &str, from: &str, to: &str) -> (String, Output) {
+    assert!(BASE.contains(from), "{from:?}");
+    let path = dir.join(name);
+    std::fs::write(&path, BASE.replacen(from, to, 1)).unwrap();
+    let p = path.to_str().unwrap().to_string();
+    let o = tcplab(&["check", &p]);
+    (p, o)
+}
+
+// ---------------------------------------------------------------------------
+// Bad input: exit 2, file:line:col and field
+// ---------------------------------------------------------------------------
+
+#[test]
+fn test_bad_scenarios_exit_2_naming_file_line_and_field() {
+    let d = Scratch::new("bad");
+    let cases: &[(&str, &str, &str, &str, &str)] = &[
+        // (file, from, to, expected location suffix, expected field + message)
+        ("unknown-key.toml", "cc = \"cubic\"", "cc = \"cubic\"\nspeed = 3", ":35:1: ", "flow[0].speed: unknown key"),
+        ("wrong-type.toml", "seed = 3", "seed = \"three\"", ":3:8: ", "run.seed: expected an integer"),
+        ("zero-rate.toml", "rate = \"10Mbit\"", "rate = \"0Mbit\"", ":26:8: ", "link[1].rate: a rate must be positive"),
+        (
+            "neg-rate.toml",
+            "rate = \"10Mbit\"",
+            "rate = \"-10Mbit\"",
+            ":26:8: ",
+            "link[1].rate: \"-10Mbit\" is negative",
+        ),
+        ("unknown-node.toml", "to = \"h2\"", "to = \"h9\"", ":33:6: ", "flow[0].to: unknown node \"h9\""),
+        (
+            "unknown-cc.toml",
+            "cc = \"cubic\"",
+            "cc = \"cubik\"",
+            ":34:6: ",
+            "flow[0].cc: unknown congestion control \"cubik\" (known: reno, cubic, dctcp)",
+        ),
+        (
+            "unknown-preset.toml",
+            "cc = \"cubic\"",
+            "cc = \"cubic\"\n[flow.tcp]\npreset = \"v2.6\"",
+            ":36:10: ",
+            "flow[0].tcp.preset: unknown preset \"v2.6\"",
+        ),
+        (
+            "bad-unit.toml",
+            "delay = \"5ms\"",
+            "delay = \"5mins\"",
+            ":27:9: ",
+            "link[1].delay: unknown time unit \"mins\"",
+        ),
+        ("malformed.toml", "seed = 3", "seed = = 3", ":3:8: ", "malformed TOML"),
+        ("switch-endpoint.toml", "to = \"h2\"", "to = \"sw\"", ":33:6: ", "flow[0].to: node \"sw\" is a switch"),
+    ];
+    for (file, from, to, loc, msg) in cases {
+        let (p, o) = check_variant(&d, file, from, to);
+        assert_error(&o, &[&format!("error: {p}{loc}{msg}")]);
+    }
+    // The same checks apply to `run`, before anything runs.
+    let (p, _) = check_variant(&d, "run-bad.toml", "cc = \"cubic\"", "cc = \"cubik\"");
+    assert_error(&tcplab(&["run", &p, "--json"]), &[&format!("{p}:34:6: flow[0].cc: unknown congestion control")]);
+}
+
+#[test]
+fn test_unconnected_hosts_exit_2() {
+    let d = Scratch::new("island");
+    let text = BASE.replacen("name = \"h2\"", "name = \"h2\"\n\n[[node]]\nname = \"h3\"", 1).replacen(
+        "to = \"h2\"",
+        "to = \"h3\"",
+        1,
+    );
+    let p = d.join("island.toml");
+    std::fs::write(&p, text).unwrap();
+    let p = p.to_str().unwrap();
+    assert_error(&tcplab(&["check", p]), &[&format!("{p}:36:6: flow[0].to: no path from \"h1\" to \"h3\"")]);
+}
+
+#[test]
+fn test_nonexistent_file_exits_2() {
+    let o = tcplab(&["run", "/nonexistent/scenario.toml"]);
+    assert_error(&o, &["error: /nonexistent/scenario.toml: cannot read scenario file"]);
+}
+
+#[test]
+fn test_bad_set_exits_2_naming_the_argument() {
+    let s = repo("scenarios/bulk-cubic.toml");
+    assert_error(
+        &tcplab(&["check", &s, "--set", "link.nosuch.rate=5Mbit"]),
+        &["error: --set link.nosuch.rate=5Mbit: link.nosuch: no link named \"nosuch\" (known: \"access\", \"bottleneck\")"],
+    );
+    assert_error(
+        &tcplab(&["check", &s, "--set", "flow.f1.cc=cubik"]),
+        &["--set flow.f1.cc=cubik: flow[0].cc: unknown congestion control"],
+    );
+    assert_error(&tcplab(&["check", &s, "--set", "run.bogus=1"]), &["--set run.bogus=1: run.bogus: unknown key"]);
+    assert_error(
+        &tcplab(&["check", &s, "--set", "link.bottleneck.rate=0bit"]),
+        &["--set link.bottleneck.rate=0bit: link[1].rate: a rate must be positive"],
+    );
+    assert_error(&tcplab(&["check", &s, "--set", "noequals"]), &["--set noequals: expected KEY=VALUE"]);
+}
+
+#[test]
+fn test_usage_errors_exit_2() {
+    assert_eq!(tcplab(&["run"]).status.code(), Some(2));
+    assert_eq!(tcplab(&["run", "x.toml", "--no-such-flag"]).status.code(), Some(2));
+    assert_eq!(tcplab(&["run", "x.toml", "--seed", "-1"]).status.code(), Some(2));
+    assert_eq!(tcplab(&["frobnicate"]).status.code(), Some(2));
+}
+
+// ---------------------------------------------------------------------------
+// Good input
+// ---------------------------------------------------------------------------
+
+#[test]
+fn test_shipped_scenarios_check_ok() {
+    for f in ["bulk-cubic", "bulk-reno", "two-flows"] {
+        let o = tcplab(&["check", &repo(&format!("scenarios/{f}.toml"))]);
+        assert_eq!(o.status.code(), Some(0), "{f}: {}", stderr(&o));
+        assert!(stdout(&o).starts_with("ok: "), "{}", stdout(&o));
+    }
+}
+
+#[test]
+fn test_help_documents_every_flag() {
+    let h = stdout(&tcplab(&["run", "--help"]));
+    for flag in ["--set", "--seed", "--json", "--trace", "KEY=VALUE", "<FILE>"] {
+        assert!(h.contains(flag), "{flag} missing from help:\n{h}");
+    }
+    let h = stdout(&tcplab(&["bench", "--help"]));
+    assert!(h.contains("--json"));
+    let h = stdout(&tcplab(&["--help"]));
+    for cmd in ["run", "check", "bench", "presets", "knobs", "counters"] {
+        assert!(h.contains(cmd), "{cmd} missing from help:\n{h}");
+    }
+}
+
+#[test]
+fn test_listings() {
+    let p = tcplab(&["presets"]);
+    assert_eq!(p.status.code(), Some(0));
+    let p = stdout(&p);
+    for name in ["linux-current", "v3.11", "v3.12", "v3.18", "v3.19", "v4.17"] {
+        assert!(p.contains(name), "{name} missing:\n{p}");
+    }
+    let k = stdout(&tcplab(&["knobs"]));
+    for knob in ["tcp_reordering = 3", "tcp_sack = true", "cubic.beta = 717", "dctcp.dctcp_shift_g = 4"] {
+        assert!(k.contains(knob), "{knob} missing:\n{k}");
+    }
+    let c = stdout(&tcplab(&["counters"]));
+    assert!(c.lines().any(|l| l == "TcpExtTCPFastRetrans"));
+}
+
+/// Runs `args` with `--json` and parses the single JSON object printed.
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let mut a = vec!["run", "--json"];
+    a.extend_from_slice(args);
+    let o = tcplab(&a);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.trim_end().lines().count(), 1, "one JSON line expected:\n{out}");
+    serde_json::from_str(&out).expect("valid JSON")
+}
+
+#[test]
+fn test_json_has_required_keys() {
+    let s = repo("scenarios/bulk-cubic.toml");
+    let v = run_json(&[&s, "--set", "run.duration=1s"]);
+    for k in ["flows", "links", "counters", "events", "sim_time_s", "wall_s", "seed", "scenario"] {
+        assert!(v.get(k).is_some(), "missing {k}: {v}");
+    }
+    assert_eq!(v["seed"], 1);
+    assert_eq!(v["scenario"], s.as_str());
+    assert_eq!(v["sim_time_s"], 1.0);
+    let f = &v["flows"][0];
+    for k in ["id", "cc", "goodput_bps", "bytes_delivered", "retransmits", "final_cwnd", "srtt_us"] {
+        assert!(f.get(k).is_some(), "missing flows[0].{k}: {f}");
+    }
+    assert_eq!(f["id"], "f1");
+    assert_eq!(f["cc"], "cubic");
+    let links = v["links"].as_array().unwrap();
+    assert_eq!(links.len(), 4, "two links, two directions each");
+    for k in ["id", "utilization", "drops", "ce_marks"] {
+        assert!(links[0].get(k).is_some(), "missing links[0].{k}");
+    }
+    // Every counter the model has, zero or not.
+    let counters = v["counters"].as_object().unwrap();
+    assert!(counters.contains_key("TcpExtTCPFastRetrans"));
+    assert!(counters.len() >= 40);
+}
+
+#[test]
+fn test_set_overrides_reach_the_run() {
+    let s = repo("scenarios/bulk-cubic.toml");
+    let v = run_json(&[&s, "--set", "run.duration=500ms", "--set", "flow.f1.cc=reno", "--seed", "42"]);
+    assert_eq!(v["sim_time_s"], 0.5);
+    assert_eq!(v["flows"][0]["cc"], "reno");
+    assert_eq!(v["seed"], 42);
+}
+
+/// Drops `wall_s`, the one field allowed to differ between runs.
+fn without_wall(mut v: serde_json::Value) -> serde_json::Value {
+    v.as_object_mut().unwrap().remove("wall_s");
+    v
+}
+
+#[test]
+fn test_same_seed_gives_identical_json() {
+    let s = repo("scenarios/two-flows.toml");
+    let args = [s.as_str(), "--set", "run.duration=3s", "--set", "run.goodput_window=1s"];
+    let a = without_wall(run_json(&args));
+    let b = without_wall(run_json(&args));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn test_trace_writes_one_csv_per_flow() {
+    let root = Scratch::new("trace");
+    let d = root.join("nested/dir");
+    let dir = d.to_str().unwrap();
+    let o = tcplab(&[
+        "run",
+        &repo("scenarios/two-flows.toml"),
+        "--set",
+        "run.duration=2s",
+        "--set",
+        "run.goodput_window=1s",
+        "--trace",
+        dir,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for f in ["f1", "f2"] {
+        let csv = std::fs::read_to_string(d.join(format!("{f}.csv"))).unwrap();
+        assert_eq!(csv.lines().next(), Some("time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered"));
+    }
+}
+
+#[test]
+fn test_unwritable_trace_dir_exits_2_before_running() {
+    let d = Scratch::new("trace-bad");
+    let file = d.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let bad = file.join("sub");
+    let bad = bad.to_str().unwrap();
+    // A long run: if it started, the test would take minutes.
+    let o = tcplab(&["run", &repo("scenarios/bulk-cubic.toml"), "--set", "run.duration=100000s", "--trace", bad]);
+    assert_error(&o, &[&format!("--trace {bad}: cannot create directory")]);
+}
+
+#[test]
+fn test_bench_json_keys() {
+    let o = tcplab(&["bench", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.trim_end().lines().count(), 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for k in ["segments_per_sec", "segments", "wall_s", "sim_s"] {
+        assert!(v.get(k).is_some(), "missing {k}: {v}");
+    }
+    assert_eq!(v["sim_s"], 20.0);
+}
+
+// ---------------------------------------------------------------------------
+// Needing the TCP core to move data
+// ---------------------------------------------------------------------------
+
+#[test]
+fn test_bulk_cubic_fills_the_bottleneck() {
+    let v = run_json(&[&repo("scenarios/bulk-cubic.toml")]);
+    let f = &v["flows"][0];
+    assert!(f["bytes_delivered"].as_u64().unwrap() > 0);
+    let goodput = f["goodput_bps"].as_f64().unwrap();
+    assert!(goodput > 80e6, "goodput {goodput}");
+    let bn = v["links"].as_array().unwrap().iter().find(|l| l["id"] == "bottleneck:sw->h2").unwrap();
+    assert!(bn["utilization"].as_f64().unwrap() >= 0.95, "{bn}");
+}
+
+#[test]
+fn test_bulk_reno_fills_the_bottleneck() {
+    let v = run_json(&[&repo("scenarios/bulk-reno.toml")]);
+    let goodput = v["flows"][0]["goodput_bps"].as_f64().unwrap();
+    assert!(goodput > 80e6, "goodput {goodput}");
+    assert_eq!(v["flows"][0]["cc"], "reno");
+}
+
+#[test]
+fn test_two_flows_are_fair_over_the_last_20s() {
+    let v = run_json(&[&repo("scenarios/two-flows.toml")]);
+    assert_eq!(v["fairness"]["window_s"], 20.0);
+    let rates: Vec<f64> =
+        v["flows"].as_array().unwrap().iter().map(|f| f["goodput_last_bps"].as_f64().unwrap()).collect();
+    assert!(rates.iter().all(|r| *r > 0.0), "{rates:?}");
+    let sum: f64 = rates.iter().sum();
+    let jain = sum * sum / (rates.len() as f64 * rates.iter().map(|r| r * r).sum::<f64>());
+    assert!(jain >= 0.95, "Jain's index {jain} over {rates:?}");
+    assert!((v["fairness"]["jain_index"].as_f64().unwrap() - jain).abs() < 1e-9);
+    assert!(sum > 80e6, "the two flows together should fill the 100 Mbit/s bottleneck: {sum}");
+}
+
+#[test]
+fn test_bench_delivers_a_gigabit() {
+    let o = tcplab(&["bench", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // 1 Gbit/s for 20 s is ~1.7 M full-sized segments; ask for most of it.
+    let segments = v["segments"].as_u64().unwrap();
+    assert!(segments > 1_400_000, "{v}");
+    assert!(v["segments_per_sec"].as_f64().unwrap() > 0.0);
+}

@@ -1,0 +1,375 @@
+//! The results of a run, for programs (`--json`) and for people (a table).
+//!
+//! # JSON wire format
+//!
+//! `tcplab run --json` prints exactly one JSON object on one line. Keys
+//! appear in the order below (struct order; counter maps are sorted by
+//! name), so two runs of the same scenario and seed print identical bytes
+//! except for `wall_s`.
+//!
+//! ```text
+//! {
+//!   "scenario": "scenarios/bulk-cubic.toml",   // the file as given
+//!   "description": "..." | null,
+//!   "seed": 1,
+//!   "sim_time_s": 30.0,                         // simulated time
+//!   "events": 123456,                           // simulator events processed
+//!   "wall_s": 1.23,                             // wall-clock seconds (not deterministic)
+//!   "flows": [{
+//!     "id": "f1", "cc": "cubic", "from": "h1", "to": "h2",
+//!     "goodput_bps": 9.4e7,        // bytes_delivered·8 / time since the flow's start
+//!     "bytes_delivered": 352941176,// bytes read by the receiving application
+//!     "retransmits": 12,           // TcpRetransSegs of the sender
+//!     "final_cwnd": 170,           // tcpi_snd_cwnd at the end, segments
+//!     "final_ssthresh": 120,       // tcpi_snd_ssthresh at the end, segments
+//!     "srtt_us": 21000,            // tcpi_rtt at the end, µs
+//!     "min_rtt_us": 20000,         // tcpi_min_rtt, µs
+//!     "completed_at_s": null,      // when a finite transfer finished
+//!     "goodput_last_bps": 9.4e7 | null,  // over the last run.goodput_window
+//!     "counters": { "TcpExtTCPDelivered": 1, ... }   // this flow, every counter
+//!   }],
+//!   "links": [{
+//!     "id": "bottleneck:sw->h2",   // link name : from -> to (one per direction)
+//!     "utilization": 0.95,         // fraction of the run the serializer was busy
+//!     "drops": 12, "ce_marks": 0, "tx_packets": 1, "tx_bytes": 1, "peak_queue_packets": 1
+//!   }],
+//!   "fairness": { "window_s": 20.0, "jain_index": 0.99 } | null,
+//!   "counters": { "TcpActiveOpens": 1, ... }   // summed over all flows, every counter, zero or not
+//! }
+//! ```
+//!
+//! `goodput_last_bps` is the increase of the sender's `tcpi_delivered`
+//! (segments cumulatively ACKed or SACKed) over exactly the last
+//! `run.goodput_window` of the run, read from the flow's trace (linear
+//! between samples), times its `snd_mss`, over the window;
+//! `fairness.jain_index` is Jain's index (Σx)²/(n·Σx²) of those rates over
+//! all flows.
+
+use crate::runner::{BenchReport, Outcome};
+use crate::schema::Scenario;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use tcplab_core::time::Duration;
+use tcplab_core::Counters;
+use tcplab_sim::result::TraceRow;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    pub scenario: String,
+    pub description: Option<String>,
+    pub seed: u64,
+    pub sim_time_s: f64,
+    pub events: u64,
+    pub wall_s: f64,
+    pub flows: Vec<FlowReport>,
+    pub links: Vec<LinkReport>,
+    pub fairness: Option<Fairness>,
+    pub counters: BTreeMap<&'static str, u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowReport {
+    pub id: String,
+    pub cc: String,
+    pub from: String,
+    pub to: String,
+    pub goodput_bps: f64,
+    pub bytes_delivered: u64,
+    pub retransmits: u64,
+    pub final_cwnd: u32,
+    pub final_ssthresh: u32,
+    pub srtt_us: u32,
+    pub min_rtt_us: u32,
+    pub completed_at_s: Option<f64>,
+    pub goodput_last_bps: Option<f64>,
+    pub counters: BTreeMap<&'static str, u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkReport {
+    pub id: String,
+    pub utilization: f64,
+    pub drops: u64,
+    pub ce_marks: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub peak_queue_packets: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Fairness {
+    pub window_s: f64,
+    pub jain_index: Option<f64>,
+}
+
+fn counter_map(c: &Counters) -> BTreeMap<&'static str, u64> {
+    c.iter().collect()
+}
+
+/// `tcpi_delivered` (segments) at time `t` from a flow's trace: linear
+/// between the samples around `t`, 0 before the first sample (no ACK yet),
+/// the last sample's value after it.
+fn delivered_at(rows: &[TraceRow], t: Duration) -> f64 {
+    let i = rows.partition_point(|r| r.time <= t);
+    match (i.checked_sub(1).and_then(|j| rows.get(j)), rows.get(i)) {
+        (None, _) => 0.0,
+        (Some(a), None) => a.delivered as f64,
+        (Some(a), Some(b)) => {
+            let span = (b.time - a.time).as_nanos() as f64;
+            let frac = if span > 0.0 { (t - a.time).as_nanos() as f64 / span } else { 0.0 };
+            a.delivered as f64 + frac * (b.delivered as f64 - a.delivered as f64)
+        }
+    }
+}
+
+/// Delivery rate (bit/s) over exactly `[end - window, end]` from a flow's
+/// trace: the increase of `tcpi_delivered` over the window (see
+/// [`delivered_at`]) times `mss`, over the window. None without samples.
+pub fn window_rate(rows: &[TraceRow], end: Duration, window: Duration, mss: u32) -> Option<f64> {
+    if rows.is_empty() || window == Duration::ZERO {
+        return None;
+    }
+    let segs = delivered_at(rows, end) - delivered_at(rows, end - window);
+    Some(segs.max(0.0) * f64::from(mss) * 8.0 / window.as_secs_f64())
+}
+
+/// Jain's fairness index (Σx)²/(n·Σx²); None without flows or traffic.
+pub fn jain_index(xs: &[f64]) -> Option<f64> {
+    let n = xs.len() as f64;
+    let sum: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    if xs.is_empty() || sq <= 0.0 {
+        return None;
+    }
+    Some(sum * sum / (n * sq))
+}
+
+impl RunReport {
+    pub fn new(sc: &Scenario, out: &Outcome) -> RunReport {
+        let r = &out.result;
+        let cfg = &out.config;
+        let node_name = |i: usize| cfg.nodes.get(i).map_or_else(String::new, |n| n.name.clone());
+        let flows: Vec<FlowReport> = r
+            .flows
+            .iter()
+            .map(|f| {
+                let fc = cfg.flows.iter().find(|c| c.id == f.id);
+                let mss =
+                    if f.sender_info.snd_mss > 0 { f.sender_info.snd_mss } else { fc.map_or(1460, |c| c.tcp.advmss()) };
+                let goodput_last_bps = sc.goodput_window.and_then(|w| window_rate(&f.trace, r.sim_time, w, mss));
+                FlowReport {
+                    id: f.id.clone(),
+                    cc: f.cc.clone(),
+                    from: fc.map_or_else(String::new, |c| node_name(c.from)),
+                    to: fc.map_or_else(String::new, |c| node_name(c.to)),
+                    goodput_bps: f.goodput_bps,
+                    bytes_delivered: f.bytes_delivered,
+                    retransmits: f.retransmits,
+                    final_cwnd: f.sender_info.snd_cwnd,
+                    final_ssthresh: f.sender_info.snd_ssthresh,
+                    srtt_us: f.sender_info.rtt_us,
+                    min_rtt_us: f.sender_info.min_rtt_us,
+                    completed_at_s: f.completed_at.map(|d| d.as_secs_f64()),
+                    goodput_last_bps,
+                    counters: counter_map(&f.counters),
+                }
+            })
+            .collect();
+        let fairness = sc.goodput_window.map(|w| {
+            let rates: Vec<f64> = flows.iter().filter_map(|f| f.goodput_last_bps).collect();
+            Fairness {
+                window_s: w.as_secs_f64(),
+                jain_index: if rates.len() == flows.len() { jain_index(&rates) } else { None },
+            }
+        });
+        RunReport {
+            scenario: sc.name.clone(),
+            description: sc.description.clone(),
+            seed: cfg.seed,
+            sim_time_s: r.sim_time.as_secs_f64(),
+            events: r.events,
+            wall_s: out.wall.as_secs_f64(),
+            flows,
+            links: r
+                .links
+                .iter()
+                .map(|l| LinkReport {
+                    id: l.id.clone(),
+                    utilization: l.utilization,
+                    drops: l.drops,
+                    ce_marks: l.ce_marks,
+                    tx_packets: l.tx_packets,
+                    tx_bytes: l.tx_bytes,
+                    peak_queue_packets: l.peak_queue_packets,
+                })
+                .collect(),
+            fairness,
+            counters: counter_map(&r.counters),
+        }
+    }
+
+    /// One line of JSON (see the module docs).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()))
+    }
+
+    /// The table for people.
+    pub fn to_table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "scenario {}  seed {}  sim time {:.3} s  events {}  wall {:.3} s",
+            self.scenario, self.seed, self.sim_time_s, self.events, self.wall_s
+        );
+        if let Some(d) = &self.description {
+            let _ = writeln!(s, "{d}");
+        }
+        s.push('\n');
+        let window = self.fairness.as_ref().map(|f| f.window_s);
+        let mut head = vec!["flow", "cc", "goodput Mbit/s", "bytes", "retrans", "cwnd", "srtt ms"];
+        let last_head = window.map(|w| format!("last {w}s Mbit/s"));
+        if let Some(h) = &last_head {
+            head.push(h);
+        }
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for f in &self.flows {
+            let mut row = vec![
+                f.id.clone(),
+                f.cc.clone(),
+                format!("{:.2}", f.goodput_bps / 1e6),
+                f.bytes_delivered.to_string(),
+                f.retransmits.to_string(),
+                f.final_cwnd.to_string(),
+                format!("{:.2}", f64::from(f.srtt_us) / 1e3),
+            ];
+            if window.is_some() {
+                row.push(f.goodput_last_bps.map_or_else(|| "-".into(), |g| format!("{:.2}", g / 1e6)));
+            }
+            rows.push(row);
+        }
+        table(&mut s, &head, &rows);
+        if let Some(fair) = &self.fairness {
+            let j = fair.jain_index.map_or_else(|| "-".into(), |j| format!("{j:.4}"));
+            let _ = writeln!(s, "Jain's fairness index over the last {} s: {j}", fair.window_s);
+        }
+        s.push('\n');
+        let rows: Vec<Vec<String>> = self
+            .links
+            .iter()
+            .map(|l| {
+                vec![
+                    l.id.clone(),
+                    format!("{:.1}", l.utilization * 100.0),
+                    l.drops.to_string(),
+                    l.ce_marks.to_string(),
+                    l.peak_queue_packets.to_string(),
+                ]
+            })
+            .collect();
+        table(&mut s, &["link", "util %", "drops", "CE marks", "peak queue p"], &rows);
+        s.push('\n');
+        let nonzero: Vec<Vec<String>> =
+            self.counters.iter().filter(|(_, v)| **v != 0).map(|(k, v)| vec![k.to_string(), v.to_string()]).collect();
+        if nonzero.is_empty() {
+            s.push_str("counters: all zero\n");
+        } else {
+            table(&mut s, &["counter (non-zero, all flows)", "value"], &nonzero);
+        }
+        s
+    }
+}
+
+impl BenchReport {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()))
+    }
+
+    pub fn to_table(&self) -> String {
+        format!(
+            "segments/s  {:.0}\nsegments    {}\nwall        {:.3} s\nsimulated   {:.3} s\nevents/s    {:.0}\n(segments: {})\n",
+            self.segments_per_sec, self.segments, self.wall_s, self.sim_s, self.events_per_sec, self.segments_basis
+        )
+    }
+}
+
+/// Left-aligned text columns, numbers right-aligned.
+fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    let n = head.len();
+    let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(n) {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let numeric = |c: &str| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_digit() || ch == '.' || ch == '-');
+    let line = |out: &mut String, cells: &[&str], is_head: bool| {
+        let mut l = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            let pad = w[i].saturating_sub(c.chars().count());
+            if !is_head && i > 0 && numeric(c) {
+                l.push_str(&" ".repeat(pad));
+                l.push_str(c);
+            } else {
+                l.push_str(c);
+                l.push_str(&" ".repeat(pad));
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(out, head, true);
+    for r in rows {
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        line(out, &cells, false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcplab_core::CaState;
+
+    fn row(ms: u64, delivered: u64) -> TraceRow {
+        TraceRow {
+            time: Duration::from_millis(ms),
+            cwnd: 10,
+            ssthresh: 10,
+            srtt_us: 1,
+            inflight: 1,
+            ca_state: CaState::Open,
+            delivered,
+            pacing_rate: 0,
+        }
+    }
+
+    #[test]
+    fn test_window_rate_from_trace() {
+        let rows = [row(0, 0), row(1000, 100), row(2000, 300), row(3000, 600)];
+        let s = Duration::from_secs;
+        // Last 2 s: from 100 at 1 s to 600 at 3 s.
+        let r = window_rate(&rows, s(3), s(2), 1000).unwrap();
+        assert!((r - 500.0 * 1000.0 * 8.0 / 2.0).abs() < 1e-6);
+        // Between samples: 1.5 s interpolates to 200.
+        let r = window_rate(&rows, s(3), Duration::from_millis(1500), 1000).unwrap();
+        assert!((r - 400.0 * 8000.0 / 1.5).abs() < 1e-6);
+        // A window starting before the first sample counts from zero.
+        let r = window_rate(&rows[2..], s(3), s(2), 1000).unwrap();
+        assert!((r - 600.0 * 8000.0 / 2.0).abs() < 1e-6);
+        // A flow idle at the end keeps its last count (rate over the whole window).
+        let r = window_rate(&rows[..3], s(4), s(3), 1000).unwrap();
+        assert!((r - 200.0 * 8000.0 / 3.0).abs() < 1e-6);
+        assert_eq!(window_rate(&[], s(3), s(2), 1000), None);
+    }
+
+    #[test]
+    fn test_jain_index() {
+        assert_eq!(jain_index(&[5.0, 5.0]), Some(1.0));
+        assert!((jain_index(&[1.0, 0.0]).unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!(jain_index(&[]), None);
+        assert_eq!(jain_index(&[0.0, 0.0]), None);
+    }
+}

@@ -1,0 +1,147 @@
+//! Running a validated scenario on the simulator, and writing its traces.
+//!
+//! Trace files are created before the run starts ([`TraceSink::create`]),
+//! so that an unwritable directory fails in milliseconds, not after a long
+//! simulation.
+
+use crate::error::{Error, Result};
+use crate::schema::Scenario;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use tcplab_sim::config::SimConfig;
+use tcplab_sim::result::{RunResult, TraceRow};
+
+/// What one run produced, with its wall-clock time.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub result: RunResult,
+    /// Wall-clock time of the simulation alone (not parsing or output).
+    pub wall: std::time::Duration,
+    /// The configuration that ran (with tracing as the run needed it).
+    pub config: SimConfig,
+}
+
+/// The only call into the simulator. Scenario validation accepts only
+/// configurations the simulator accepts, so a rejection here is a gap in
+/// the lab's checks, reported as such.
+fn simulate(cfg: &SimConfig) -> Result<RunResult> {
+    tcplab_sim::run(cfg).map_err(|e| Error::msg(format!("{e} (the scenario passed validation; please report this)")))
+}
+
+/// Runs `sc`. Tracing is turned on when `trace` is given or the scenario
+/// asks for windowed goodput (`run.goodput_window`); trace rows are then
+/// written to `trace`'s files.
+pub fn run(sc: &Scenario, trace: Option<&mut TraceSink>) -> Result<Outcome> {
+    let mut cfg = sc.sim.clone();
+    let need_trace = trace.is_some() || sc.goodput_window.is_some();
+    cfg.trace_interval = if need_trace { Some(sc.trace_interval_or_default()) } else { None };
+    let started = std::time::Instant::now();
+    let result = simulate(&cfg)?;
+    let wall = started.elapsed();
+    if let Some(t) = trace {
+        t.write(&result)?;
+    }
+    Ok(Outcome { result, wall, config: cfg })
+}
+
+/// The header of every trace CSV file.
+pub const TRACE_HEADER: &str = "time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered";
+
+/// One CSV line of a trace row (without the newline). Time is printed
+/// exactly, from integer nanoseconds.
+pub fn trace_line(r: &TraceRow) -> String {
+    let ns = r.time.as_nanos();
+    format!(
+        "{}.{:09},{},{},{},{},{},{}",
+        ns / 1_000_000_000,
+        ns % 1_000_000_000,
+        r.cwnd,
+        r.ssthresh,
+        r.srtt_us,
+        r.inflight,
+        r.ca_state.name(),
+        r.delivered
+    )
+}
+
+/// Per-flow trace files `<DIR>/<flow-id>.csv`, opened before the run.
+pub struct TraceSink {
+    pub dir: PathBuf,
+    files: Vec<(String, PathBuf, File)>,
+}
+
+impl TraceSink {
+    /// Creates `dir` (and parents) and one file per flow of `sc`. Errors
+    /// name the `--trace` argument and the path that failed.
+    pub fn create(dir: &Path, sc: &Scenario) -> Result<TraceSink> {
+        let loc = format!("--trace {}", dir.display());
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::at(&loc, format!("cannot create directory {}: {e}", dir.display())))?;
+        let mut files = Vec::new();
+        for f in &sc.sim.flows {
+            let path = dir.join(format!("{}.csv", f.id));
+            let file =
+                File::create(&path).map_err(|e| Error::at(&loc, format!("cannot write {}: {e}", path.display())))?;
+            files.push((f.id.clone(), path, file));
+        }
+        Ok(TraceSink { dir: dir.to_path_buf(), files })
+    }
+
+    /// The files, as `(flow id, path)`.
+    pub fn paths(&self) -> impl Iterator<Item = (&str, &Path)> {
+        self.files.iter().map(|(id, p, _)| (id.as_str(), p.as_path()))
+    }
+
+    fn write(&mut self, result: &RunResult) -> Result<()> {
+        for (id, path, file) in &mut self.files {
+            let rows: &[TraceRow] = result.flows.iter().find(|f| f.id == *id).map_or(&[], |f| &f.trace);
+            let mut w = BufWriter::new(&mut *file);
+            let io = (|| -> std::io::Result<()> {
+                writeln!(w, "{TRACE_HEADER}")?;
+                for r in rows {
+                    writeln!(w, "{}", trace_line(r))?;
+                }
+                w.flush()
+            })();
+            io.map_err(|e| Error::at(path.display().to_string(), format!("cannot write trace: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+/// Result of `tcplab bench`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BenchReport {
+    /// Data segments delivered per wall-clock second.
+    pub segments_per_sec: f64,
+    /// Data segments delivered: the simulator's `data_segments` count
+    /// (payload-carrying segments that reached the receiving host's TCP,
+    /// retransmissions included).
+    pub segments: u64,
+    pub wall_s: f64,
+    pub sim_s: f64,
+    pub events: u64,
+    pub events_per_sec: f64,
+    /// How `segments` is counted.
+    pub segments_basis: &'static str,
+}
+
+/// Runs `tcplab_sim::bench_config()` on this thread and measures it.
+pub fn bench() -> Result<BenchReport> {
+    let cfg = tcplab_sim::bench_config();
+    let started = std::time::Instant::now();
+    let result = simulate(&cfg)?;
+    let wall = started.elapsed().as_secs_f64();
+    let segments = result.data_segments;
+    let per = |n: f64| if wall > 0.0 { n / wall } else { 0.0 };
+    Ok(BenchReport {
+        segments_per_sec: per(segments as f64),
+        segments,
+        wall_s: wall,
+        sim_s: result.sim_time.as_secs_f64(),
+        events: result.events,
+        events_per_sec: per(result.events as f64),
+        segments_basis: "simulator data_segments: payload segments that reached the receiving host",
+    })
+}

@@ -1,0 +1,898 @@
+//! The scenario schema: validation of the value tree ([`crate::tree`])
+//! into a [`SimConfig`].
+//!
+//! Every check names the field by its dotted path (`flow[0].cc`) and the
+//! place the value came from. Validation never panics: every lookup is
+//! checked, every number range-checked, every unit parsed by a total
+//! parser. docs/scenarios.md is the user-facing reference for this file;
+//! keep the two in step.
+
+use crate::error::{did_you_mean, Error, Result};
+use crate::knobs::{self, type_desc, IntUnit, Kind};
+use crate::tree::{Node, Origin, Source, Table, Tree, Value};
+use crate::units;
+use std::collections::VecDeque;
+use tcplab_core::cc::cubic::CubicParams;
+use tcplab_core::cc::dctcp::DctcpParams;
+use tcplab_core::cc::CcConfig;
+use tcplab_core::config::PRESETS;
+use tcplab_core::time::Duration;
+use tcplab_core::TcpConfig;
+use tcplab_sim::config::{
+    AppConfig, DelayModel, DirectionConfig, FlowConfig, Limit, LinkConfig, NodeConfig, NodeKind, QueueConfig, SimConfig,
+};
+use tcplab_sim::{MAX_DELAY, MAX_FLOWS};
+
+/// Congestion-control modules the model has (`tcp_available_congestion_control`).
+pub const CONGESTION_CONTROLS: &[&str] = &["reno", "cubic", "dctcp"];
+
+/// Default drop-tail limit of a queue: Linux's default `txqueuelen`.
+pub const DEFAULT_QUEUE_LIMIT: Limit = Limit::Packets(1000);
+
+/// Default sampling interval of traces when tracing is needed but
+/// `run.trace_interval` is not given.
+pub const DEFAULT_TRACE_INTERVAL: Duration = Duration::from_millis(10);
+
+/// A validated scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file name as given.
+    pub name: String,
+    /// `description`, if any.
+    pub description: Option<String>,
+    /// What the simulator runs. `trace_interval` is `run.trace_interval`
+    /// (None if not given); the runner turns tracing on when it needs it.
+    pub sim: SimConfig,
+    /// `run.goodput_window`: report per-flow goodput and Jain's fairness
+    /// index over the last this-long of the run.
+    pub goodput_window: Option<Duration>,
+}
+
+impl Scenario {
+    /// The sampling interval to use when traces are needed.
+    pub fn trace_interval_or_default(&self) -> Duration {
+        self.sim.trace_interval.unwrap_or(DEFAULT_TRACE_INTERVAL)
+    }
+}
+
+/// Reads, parses, overrides and validates a scenario file.
+pub fn load(path: &str, sets: &[String], seed: Option<u64>) -> Result<Scenario> {
+    let text = std::fs::read(path).map_err(|e| Error::at(path, format!("cannot read scenario file: {e}")))?;
+    let text = String::from_utf8(text).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
+        Error::at(format!("{path}:{line}"), "scenario file is not UTF-8 text")
+    })?;
+    load_str(path, &text, sets, seed)
+}
+
+/// [`load`] for text already in memory; `name` is used in messages.
+pub fn load_str(name: &str, text: &str, sets: &[String], seed: Option<u64>) -> Result<Scenario> {
+    let mut tree = Tree::parse(Source::new(name, text))?;
+    for s in sets {
+        tree.apply_set(s)?;
+    }
+    let mut sc = validate(&tree)?;
+    if let Some(seed) = seed {
+        sc.sim.seed = seed;
+    }
+    Ok(sc)
+}
+
+// ---------------------------------------------------------------------------
+// Typed access to the tree, with paths and locations for errors.
+// ---------------------------------------------------------------------------
+
+/// A value being validated: the node, its path and the source.
+#[derive(Clone, Copy)]
+struct F<'a> {
+    src: &'a Source,
+    node: &'a Node,
+    path: &'a str,
+}
+
+impl<'a> F<'a> {
+    fn err(&self, msg: impl Into<String>) -> Error {
+        self.src.error(&self.node.origin, self.path, msg)
+    }
+
+    fn wrong(&self, expected: &str) -> Error {
+        let v = &self.node.value;
+        match v {
+            Value::Array(_) | Value::Table(_) => self.err(format!("expected {expected}, found {}", v.type_name())),
+            _ => self.err(format!("expected {expected}, found {} {}", v.type_name(), v.describe())),
+        }
+    }
+
+    fn str(&self, expected: &str) -> Result<&'a str> {
+        match &self.node.value {
+            Value::String(s) => Ok(s),
+            _ => Err(self.wrong(expected)),
+        }
+    }
+
+    fn table(&self, expected: &str) -> Result<T<'a>> {
+        match &self.node.value {
+            Value::Table(t) => Ok(T { src: self.src, table: t, origin: &self.node.origin, path: self.path }),
+            _ => Err(self.wrong(expected)),
+        }
+    }
+
+    fn array(&self, expected: &str) -> Result<&'a [Node]> {
+        match &self.node.value {
+            Value::Array(a) => Ok(a),
+            _ => Err(self.wrong(expected)),
+        }
+    }
+
+    /// A non-negative integer.
+    fn u64(&self) -> Result<u64> {
+        match &self.node.value {
+            Value::Integer(i) if *i >= 0 => Ok(*i as u64),
+            Value::Integer(i) => Err(self.err(format!("must not be negative, found {i}"))),
+            _ => Err(self.wrong("an integer")),
+        }
+    }
+
+    /// An integer in `[min, max]`.
+    fn int_in(&self, min: u64, max: u64) -> Result<u64> {
+        match &self.node.value {
+            Value::Integer(i) => match u64::try_from(*i) {
+                Ok(v) if v >= min && v <= max => Ok(v),
+                _ => Err(self.err(format!("must be between {min} and {max}, found {i}"))),
+            },
+            _ => Err(self.wrong(&format!("an integer between {min} and {max}"))),
+        }
+    }
+
+    /// `true`/`false`, or the sysctl spelling `1`/`0`.
+    fn bool01(&self) -> Result<bool> {
+        match &self.node.value {
+            Value::Boolean(b) => Ok(*b),
+            Value::Integer(0) => Ok(false),
+            Value::Integer(1) => Ok(true),
+            _ => Err(self.wrong("true/false (or 1/0)")),
+        }
+    }
+
+    fn time(&self) -> Result<Duration> {
+        if let Value::Integer(i) = self.node.value {
+            return Err(
+                self.err(format!("a time needs a unit: write e.g. \"{i}ms\" or \"{i}s\" (units: ns, us, ms, s)"))
+            );
+        }
+        let s = self.str("a time such as \"10ms\"")?;
+        units::parse_time(s).map_err(|m| self.err(m))
+    }
+
+    /// A propagation delay or jitter: a time of at most [`MAX_DELAY`].
+    fn delay(&self) -> Result<Duration> {
+        let d = self.time()?;
+        if d > MAX_DELAY {
+            return Err(self.err(format!("must be at most {}", units::format_time(MAX_DELAY))));
+        }
+        Ok(d)
+    }
+
+    fn positive_time(&self) -> Result<Duration> {
+        let d = self.time()?;
+        if d == Duration::ZERO {
+            return Err(self.err("must be greater than zero"));
+        }
+        Ok(d)
+    }
+
+    fn rate(&self) -> Result<u64> {
+        let v = match &self.node.value {
+            Value::String(s) => units::parse_rate(s).map_err(|m| self.err(m))?,
+            Value::Integer(i) if *i <= 0 => {
+                return Err(self.err(format!("a rate must be positive, found {i} (write e.g. \"100Mbit\")")))
+            }
+            _ => return Err(self.wrong("a rate such as \"100Mbit\"")),
+        };
+        if v == 0 {
+            return Err(self.err(format!("a rate must be positive, found {}", self.node.value.describe())));
+        }
+        Ok(v)
+    }
+
+    /// A byte count: an integer, or a size string such as `"10MB"`.
+    fn bytes(&self) -> Result<u64> {
+        match &self.node.value {
+            Value::String(s) => units::parse_size(s).map_err(|m| self.err(m)),
+            Value::Integer(_) => self.u64(),
+            _ => Err(self.wrong("a size such as \"10MB\" or an integer number of bytes")),
+        }
+    }
+
+    fn limit(&self) -> Result<Limit> {
+        match &self.node.value {
+            Value::String(s) => units::parse_limit(s).map_err(|m| self.err(m)),
+            Value::Integer(i) => {
+                Err(self
+                    .err(format!("a queue length needs a unit: write \"{i}p\" for packets or \"{i}KB\" for kilobytes")))
+            }
+            _ => Err(self.wrong("a queue length such as \"100p\" or \"150KB\"")),
+        }
+    }
+}
+
+/// A table being validated.
+#[derive(Clone, Copy)]
+struct T<'a> {
+    src: &'a Source,
+    table: &'a Table,
+    origin: &'a Origin,
+    path: &'a str,
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+impl<'a> T<'a> {
+    /// Rejects keys not in `known`, suggesting the closest known one.
+    fn only(&self, known: &[&str]) -> Result<()> {
+        for e in &self.table.entries {
+            if !known.contains(&e.key.as_str()) {
+                let hint = match did_you_mean(&e.key, known.iter().copied()) {
+                    Some(k) => format!("; did you mean {k:?}?"),
+                    None => format!(" (expected one of: {})", known.join(", ")),
+                };
+                return Err(self.src.error(&e.key_origin, &join(self.path, &e.key), format!("unknown key{hint}")));
+            }
+        }
+        Ok(())
+    }
+
+    fn get<R>(&self, key: &str, f: impl FnOnce(F<'_>) -> Result<R>) -> Result<Option<R>> {
+        match self.table.get(key) {
+            Some(e) => {
+                let path = join(self.path, key);
+                f(F { src: self.src, node: &e.node, path: &path }).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn req<R>(&self, key: &str, f: impl FnOnce(F<'_>) -> Result<R>) -> Result<R> {
+        match self.get(key, f)? {
+            Some(v) => Ok(v),
+            None => Err(self.src.error(self.origin, &join(self.path, key), "missing required key")),
+        }
+    }
+
+    fn has(&self, key: &str) -> bool {
+        self.table.get(key).is_some()
+    }
+
+    /// An error about the value of `key` (at the table if it is absent).
+    fn err_at(&self, key: &str, msg: impl Into<String>) -> Error {
+        let origin = self.table.get(key).map_or(self.origin, |e| &e.node.origin);
+        self.src.error(origin, &join(self.path, key), msg)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The schema.
+// ---------------------------------------------------------------------------
+
+/// A name usable as a node/link name or flow id (also a trace file name).
+fn check_name(f: F<'_>) -> Result<String> {
+    let s = f.str("a name string")?;
+    let ok = !s.is_empty()
+        && s.len() <= 64
+        && !s.starts_with('.')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
+    if !ok {
+        return Err(f.err(format!("{s:?} is not a valid name (use 1-64 of A-Z a-z 0-9 _ - ., not starting with '.')")));
+    }
+    Ok(s.to_string())
+}
+
+/// Validates a whole tree.
+pub fn validate(tree: &Tree) -> Result<Scenario> {
+    let src = &tree.source;
+    let root = F { src, node: &tree.root, path: "" }.table("a table")?;
+    root.only(&["description", "run", "tcp", "node", "link", "flow"])?;
+    let description = root.get("description", |f| f.str("a string").map(str::to_string))?;
+
+    // [run]
+    let Some(run_entry) = root.table.get("run") else {
+        return Err(src.error(
+            &tree.root.origin,
+            "run",
+            "missing required table [run] (with at least duration = \"...\")",
+        ));
+    };
+    let run = F { src, node: &run_entry.node, path: "run" }.table("a table [run]")?;
+    run.only(&["duration", "seed", "trace_interval", "goodput_window"])?;
+    let duration = run.req("duration", |f| f.positive_time())?;
+    let seed = run.get("seed", |f| f.u64())?.unwrap_or(1);
+    let trace_interval = run.get("trace_interval", |f| f.positive_time())?;
+    let goodput_window = run.get("goodput_window", |f| {
+        let w = f.positive_time()?;
+        if w > duration {
+            return Err(f.err(format!("is longer than run.duration ({})", units::format_time(duration))));
+        }
+        Ok(w)
+    })?;
+
+    // [tcp]
+    let tcp_defaults = match root.table.get("tcp") {
+        Some(e) => Some(F { src, node: &e.node, path: "tcp" }.table("a table [tcp] of TCP knobs")?),
+        None => None,
+    };
+    if let Some(t) = &tcp_defaults {
+        check_knob_table(t)?;
+    }
+
+    // [[node]]
+    let nodes = array_of_tables(&root, "node")?;
+    let mut node_cfgs: Vec<NodeConfig> = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let path = format!("node[{i}]");
+        let t = F { src, node: n, path: &path }.table("a table")?;
+        t.only(&["name", "kind"])?;
+        let name = t.req("name", check_name)?;
+        if node_cfgs.iter().any(|c| c.name == name) {
+            return Err(t.err_at("name", format!("duplicate node name {name:?}")));
+        }
+        let kind = t
+            .get("kind", |f| match f.str("\"host\" or \"switch\"")? {
+                "host" => Ok(NodeKind::Host),
+                "switch" => Ok(NodeKind::Switch),
+                other => Err(f.err(format!("unknown node kind {other:?} (known: host, switch)"))),
+            })?
+            .unwrap_or(NodeKind::Host);
+        node_cfgs.push(NodeConfig { name, kind });
+    }
+    if node_cfgs.is_empty() {
+        return Err(src.error(
+            &tree.root.origin,
+            "node",
+            "no nodes: add at least two [[node]] tables (hosts) and a [[link]]",
+        ));
+    }
+
+    // [[link]]
+    let mut link_cfgs: Vec<LinkConfig> = Vec::new();
+    for (i, l) in array_of_tables(&root, "link")?.iter().enumerate() {
+        let path = format!("link[{i}]");
+        let link = link_config(F { src, node: l, path: &path }, &node_cfgs)?;
+        if link_cfgs.iter().any(|c| c.name == link.name) {
+            let t = F { src, node: l, path: &path }.table("a table")?;
+            return Err(t.err_at("name", format!("duplicate link name {:?}", link.name)));
+        }
+        link_cfgs.push(link);
+    }
+
+    // [[flow]]
+    let flows = array_of_tables(&root, "flow")?;
+    if flows.len() > MAX_FLOWS {
+        return Err(src.error(
+            &flows[MAX_FLOWS].origin,
+            "flow",
+            format!("at most {MAX_FLOWS} flows fit the port space"),
+        ));
+    }
+    let mut flow_cfgs: Vec<FlowConfig> = Vec::new();
+    for (i, fl) in flows.iter().enumerate() {
+        let path = format!("flow[{i}]");
+        let f = F { src, node: fl, path: &path };
+        let flow = flow_config(f, duration, &node_cfgs, &link_cfgs, tcp_defaults.as_ref())?;
+        if flow_cfgs.iter().any(|c| c.id == flow.id) {
+            return Err(f.table("a table")?.err_at("id", format!("duplicate flow id {:?}", flow.id)));
+        }
+        flow_cfgs.push(flow);
+    }
+
+    let sim = SimConfig { duration, seed, nodes: node_cfgs, links: link_cfgs, flows: flow_cfgs, trace_interval };
+    // The checks above are meant to cover the simulator's own; this is a
+    // backstop so that nothing the simulator rejects gets to a run.
+    sim.validate().map_err(|m| Error::at(src.name.clone(), format!("invalid scenario: {m}")))?;
+    Ok(Scenario { name: src.name.clone(), description, sim, goodput_window })
+}
+
+/// A node name that exists in `nodes`, as its index.
+fn find_node(f: F<'_>, nodes: &[NodeConfig]) -> Result<usize> {
+    let s = f.str("a node name")?;
+    nodes.iter().position(|n| n.name == s).ok_or_else(|| {
+        let names = nodes.iter().map(|n| n.name.as_str());
+        let hint = match did_you_mean(s, names.clone()) {
+            Some(k) => format!("; did you mean {k:?}?"),
+            None => format!(" (known: {})", names.collect::<Vec<_>>().join(", ")),
+        };
+        f.err(format!("unknown node {s:?}{hint}"))
+    })
+}
+
+/// A host name that exists in `nodes`, as its index.
+fn find_host(f: F<'_>, nodes: &[NodeConfig]) -> Result<usize> {
+    let n = find_node(f, nodes)?;
+    if nodes[n].kind != NodeKind::Host {
+        return Err(f.err(format!("node {:?} is a switch; flows run between hosts", nodes[n].name)));
+    }
+    Ok(n)
+}
+
+/// One `[[link]]` (without the uniqueness of its name).
+fn link_config(f: F<'_>, nodes: &[NodeConfig]) -> Result<LinkConfig> {
+    let t = f.table("a table")?;
+    t.only(&["name", "a", "b", "rate", "delay", "queue", "ab", "ba"])?;
+    let name = t.req("name", check_name)?;
+    let a = t.req("a", |f| find_node(f, nodes))?;
+    let b = t.req("b", |f| {
+        let b = find_node(f, nodes)?;
+        if b == a {
+            return Err(f.err(format!("link connects node {:?} to itself", nodes[a].name)));
+        }
+        Ok(b)
+    })?;
+    let rate_bps = t.req("rate", |f| f.rate())?;
+    let delay = t.get("delay", delay_model)?.unwrap_or(DelayModel::Fixed(Duration::ZERO));
+    let queue = t.get("queue", queue_spec)?.unwrap_or_default();
+    // `ab`/`ba` override the link-wide delay, and its queue field by field.
+    let dir = |key: &str| -> Result<DirectionConfig> {
+        let over = t.get(key, |f| {
+            let d = f.table("a table with delay and/or queue")?;
+            d.only(&["delay", "queue"])?;
+            Ok((d.get("delay", delay_model)?, d.get("queue", queue_spec)?))
+        })?;
+        let (d, q) = over.unwrap_or((None, None));
+        let q = match q {
+            Some(q) => queue.merge(&q),
+            None => queue.clone(),
+        };
+        Ok(DirectionConfig { delay: d.unwrap_or_else(|| delay.clone()), queue: q.build() })
+    };
+    Ok(LinkConfig { name, a, b, rate_bps, ab: dir("ab")?, ba: dir("ba")? })
+}
+
+/// One `[[flow]]` (without the uniqueness of its id).
+fn flow_config(
+    f: F<'_>,
+    duration: Duration,
+    nodes: &[NodeConfig],
+    links: &[LinkConfig],
+    tcp_defaults: Option<&T<'_>>,
+) -> Result<FlowConfig> {
+    let (src, path) = (f.src, f.path);
+    let t = f.table("a table")?;
+    t.only(&["id", "from", "to", "start", "cc", "app", "tcp", "tcp_receiver"])?;
+    let id = t.req("id", check_name)?;
+    let from = t.req("from", |f| find_host(f, nodes))?;
+    let to = t.req("to", |f| {
+        let to = find_host(f, nodes)?;
+        if to == from {
+            return Err(f.err(format!("flow goes from node {:?} to itself", nodes[to].name)));
+        }
+        if !connected(nodes, links, from, to) {
+            return Err(f.err(format!(
+                "no path from {:?} to {:?} over the links (flows cross switches, not other hosts)",
+                nodes[from].name, nodes[to].name
+            )));
+        }
+        Ok(to)
+    })?;
+    let start = t
+        .get("start", |f| {
+            let s = f.time()?;
+            if s >= duration {
+                return Err(
+                    f.err(format!("flow starts at or after the end of the run ({})", units::format_time(duration)))
+                );
+            }
+            Ok(s)
+        })?
+        .unwrap_or(Duration::ZERO);
+    let cc_path = join(path, "cc");
+    let cc = match t.table.get("cc") {
+        Some(e) => {
+            let f = F { src, node: &e.node, path: &cc_path };
+            cc_name(f)?;
+            Some(f)
+        }
+        None => None,
+    };
+    let app = t.get("app", |f| app_config(f, start))?.unwrap_or(AppConfig::Bulk { bytes: None, stop: None });
+    let tcp_path = join(path, "tcp");
+    let rcv_path = join(path, "tcp_receiver");
+    let tcp_t = match t.table.get("tcp") {
+        Some(e) => Some(F { src, node: &e.node, path: &tcp_path }.table("a table of TCP knobs")?),
+        None => None,
+    };
+    let rcv_t = match t.table.get("tcp_receiver") {
+        Some(e) => Some(F { src, node: &e.node, path: &rcv_path }.table("a table of TCP knobs")?),
+        None => None,
+    };
+    for k in tcp_t.iter().chain(rcv_t.iter()) {
+        check_knob_table(k)?;
+    }
+    if let (Some(c), Some(k)) = (&cc, &tcp_t) {
+        if k.has("congestion_control") {
+            return Err(c.err(format!("both {path}.cc and {path}.tcp.congestion_control are set; keep one")));
+        }
+    }
+    let tcp = build_tcp(tcp_defaults, tcp_t.as_ref(), cc.as_ref())?;
+    let tcp_receiver = build_tcp(tcp_defaults, rcv_t.as_ref(), cc.as_ref())?;
+    Ok(FlowConfig { id, from, to, start, tcp, tcp_receiver, app })
+}
+
+/// `[[key]]` elements, or none. A plain `[key]` table is an error that
+/// says to double the brackets.
+fn array_of_tables<'a>(root: &T<'a>, key: &'a str) -> Result<&'a [Node]> {
+    match root.table.get(key) {
+        None => Ok(&[]),
+        Some(e) => F { src: root.src, node: &e.node, path: key }
+            .array(&format!("an array of tables: write [[{key}]] for each element")),
+    }
+}
+
+/// Breadth-first search over links; intermediate nodes must be switches.
+fn connected(nodes: &[NodeConfig], links: &[LinkConfig], from: usize, to: usize) -> bool {
+    let mut seen = vec![false; nodes.len()];
+    let mut q = VecDeque::from([from]);
+    seen[from] = true;
+    while let Some(n) = q.pop_front() {
+        if n == to {
+            return true;
+        }
+        if n != from && nodes[n].kind != NodeKind::Switch {
+            continue;
+        }
+        for l in links {
+            let next = if l.a == n {
+                l.b
+            } else if l.b == n {
+                l.a
+            } else {
+                continue;
+            };
+            if !seen[next] {
+                seen[next] = true;
+                q.push_back(next);
+            }
+        }
+    }
+    false
+}
+
+/// `delay = "10ms"` or `{ model = "uniform", min = "20ms", max = "30ms" }`
+/// or `{ model = "ordered-jitter", base = "10ms", jitter = "2ms" }`
+/// or `{ model = "fixed", delay = "10ms" }`.
+fn delay_model(f: F<'_>) -> Result<DelayModel> {
+    if let Value::String(_) = f.node.value {
+        return f.delay().map(DelayModel::Fixed);
+    }
+    let t = f.table("a time such as \"10ms\" or a table { model = \"uniform\", min = ..., max = ... }")?;
+    let model = t.req("model", |m| m.str("\"fixed\", \"uniform\" or \"ordered-jitter\"").map(str::to_string))?;
+    match model.as_str() {
+        "fixed" => {
+            t.only(&["model", "delay"])?;
+            Ok(DelayModel::Fixed(t.req("delay", |f| f.delay())?))
+        }
+        "uniform" => {
+            t.only(&["model", "min", "max"])?;
+            let min = t.req("min", |f| f.delay())?;
+            let max = t.req("max", |f| {
+                let max = f.delay()?;
+                if max < min {
+                    return Err(f.err(format!("max is less than min ({})", units::format_time(min))));
+                }
+                Ok(max)
+            })?;
+            Ok(DelayModel::Uniform { min, max })
+        }
+        "ordered-jitter" => {
+            t.only(&["model", "base", "jitter"])?;
+            Ok(DelayModel::OrderedJitter {
+                base: t.req("base", |f| f.delay())?,
+                jitter: t.req("jitter", |f| f.delay())?,
+            })
+        }
+        other => {
+            Err(t.err_at("model", format!("unknown delay model {other:?} (known: fixed, uniform, ordered-jitter)")))
+        }
+    }
+}
+
+/// Queue settings as written; direction tables override link-wide ones
+/// field by field.
+#[derive(Clone, Debug, Default)]
+struct QueueSpec {
+    limit: Option<Limit>,
+    /// `Some(None)`: explicitly off.
+    ecn_threshold: Option<Option<Limit>>,
+}
+
+impl QueueSpec {
+    fn merge(&self, over: &QueueSpec) -> QueueSpec {
+        QueueSpec { limit: over.limit.or(self.limit), ecn_threshold: over.ecn_threshold.or(self.ecn_threshold) }
+    }
+
+    fn build(&self) -> QueueConfig {
+        QueueConfig { limit: self.limit.unwrap_or(DEFAULT_QUEUE_LIMIT), ecn_threshold: self.ecn_threshold.flatten() }
+    }
+}
+
+/// `queue = "100p"` or `queue = { limit = "100p" | packets = N | bytes = N, ecn_threshold = "20p" }`.
+fn queue_spec(f: F<'_>) -> Result<QueueSpec> {
+    let positive = |f: F<'_>, l: Limit| -> Result<Limit> {
+        match l {
+            Limit::Packets(0) | Limit::Bytes(0) => Err(f.err("a queue limit must be positive")),
+            l => Ok(l),
+        }
+    };
+    if let Value::String(_) = f.node.value {
+        let l = f.limit()?;
+        return Ok(QueueSpec { limit: Some(positive(f, l)?), ecn_threshold: None });
+    }
+    let t = f.table("a queue length such as \"100p\" or a table { limit = \"100p\", ecn_threshold = \"20p\" }")?;
+    t.only(&["limit", "packets", "bytes", "ecn_threshold"])?;
+    let given: Vec<&str> = ["limit", "packets", "bytes"].into_iter().filter(|k| t.has(k)).collect();
+    if given.len() > 1 {
+        let second = given[1];
+        return Err(t.err_at(second, format!("give only one of limit, packets, bytes (found {})", given.join(" and "))));
+    }
+    let limit = match given.first().copied() {
+        Some("limit") => t.get("limit", |g| g.limit().and_then(|l| positive(g, l)))?,
+        Some("packets") => t.get("packets", |g| positive(g, Limit::Packets(g.u64()?)))?,
+        Some("bytes") => t.get("bytes", |g| positive(g, Limit::Bytes(g.bytes()?)))?,
+        _ => None,
+    };
+    let ecn_threshold = t.get("ecn_threshold", |g| match &g.node.value {
+        Value::String(s) if s == "off" || s == "none" => Ok(None),
+        Value::Boolean(false) => Ok(None),
+        _ => g.limit().map(Some),
+    })?;
+    Ok(QueueSpec { limit, ecn_threshold })
+}
+
+/// `app = "bulk"` or `app = { kind = "bulk", bytes = "10MB", stop = "20s" }`.
+fn app_config(f: F<'_>, start: Duration) -> Result<AppConfig> {
+    if let Value::String(s) = &f.node.value {
+        return match s.as_str() {
+            "bulk" => Ok(AppConfig::Bulk { bytes: None, stop: None }),
+            other => Err(f.err(format!("unknown application {other:?} (known: bulk)"))),
+        };
+    }
+    let t = f.table("\"bulk\" or a table { kind = \"bulk\", bytes = ..., stop = ... }")?;
+    let kind = t.req("kind", |k| k.str("an application kind such as \"bulk\"").map(str::to_string))?;
+    if kind != "bulk" {
+        return Err(t.err_at("kind", format!("unknown application {kind:?} (known: bulk)")));
+    }
+    t.only(&["kind", "bytes", "stop"])?;
+    let bytes = t.get("bytes", |b| {
+        let n = b.bytes()?;
+        if n == 0 {
+            return Err(b.err("must be greater than zero (leave it out for an unlimited transfer)"));
+        }
+        Ok(n)
+    })?;
+    let stop = t.get("stop", |s| {
+        let d = s.time()?;
+        if d <= start {
+            return Err(s.err(format!("stops at or before the flow starts ({})", units::format_time(start))));
+        }
+        Ok(d)
+    })?;
+    Ok(AppConfig::Bulk { bytes, stop })
+}
+
+/// A known congestion-control name.
+fn cc_name<'a>(f: F<'a>) -> Result<&'a str> {
+    let s = f.str("a congestion control name such as \"cubic\"")?;
+    if CONGESTION_CONTROLS.contains(&s) && CcConfig::from_name(s).is_some() {
+        return Ok(s);
+    }
+    Err(f.err(format!("unknown congestion control {s:?} (known: {})", CONGESTION_CONTROLS.join(", "))))
+}
+
+fn preset_name<'a>(f: F<'a>) -> Result<&'a str> {
+    let s = f.str("a preset name such as \"linux-current\"")?;
+    if PRESETS.contains(&s) && TcpConfig::preset(s).is_some() {
+        return Ok(s);
+    }
+    let hint = match did_you_mean(s, PRESETS.iter().copied()) {
+        Some(k) => format!("; did you mean {k:?}?"),
+        None => String::new(),
+    };
+    Err(f.err(format!("unknown preset {s:?}{hint} (known: {})", PRESETS.join(", "))))
+}
+
+/// Keys a TCP knob table accepts besides the knobs.
+const KNOB_TABLE_EXTRA: &[&str] = &["preset", "congestion_control", "cubic", "dctcp"];
+
+/// Checks every key and value of a knob table, so errors surface even in
+/// tables whose values end up overridden or unused.
+fn check_knob_table(t: &T<'_>) -> Result<()> {
+    let known: Vec<&str> = KNOB_TABLE_EXTRA.iter().copied().chain(knobs::KNOBS.iter().map(|k| k.name)).collect();
+    t.only(&known)?;
+    t.get("preset", |f| preset_name(f).map(|_| ()))?;
+    t.get("congestion_control", |f| cc_name(f).map(|_| ()))?;
+    let mut scratch = TcpConfig::default();
+    apply_knobs(t, &mut scratch)?;
+    // Values only: the module's own consistency check (`validate`) runs
+    // in `build_tcp`, on the parameters of the preset's era.
+    apply_params(t, "cubic", knobs::CUBIC_PARAMS, &mut CubicParams::default())?;
+    apply_params(t, "dctcp", knobs::DCTCP_PARAMS, &mut DctcpParams::default())?;
+    Ok(())
+}
+
+/// Turns a module's own parameter check into an error at its table.
+fn check_params(t: &T<'_>, key: &str, origin: &Origin, r: std::result::Result<(), &'static str>) -> Result<()> {
+    r.map_err(|m| t.src.error(origin, &join(t.path, key), m))
+}
+
+/// Applies every socket knob of `t` (not preset, congestion_control or
+/// module tables) to `cfg`.
+fn apply_knobs(t: &T<'_>, cfg: &mut TcpConfig) -> Result<()> {
+    for e in &t.table.entries {
+        let Some(knob) = knobs::find(&e.key) else { continue };
+        let path = join(t.path, &e.key);
+        let f = F { src: t.src, node: &e.node, path: &path };
+        set_knob(f, knob, cfg)?;
+    }
+    Ok(())
+}
+
+/// Applies the module-parameter table `t.<key>` (if any) to `params`,
+/// `version` first. Returns the table's origin if it was present.
+fn apply_params<'a, C: Clone>(
+    t: &T<'a>,
+    key: &str,
+    table: &'static [knobs::Knob<C>],
+    params: &mut C,
+) -> Result<Option<&'a Origin>> {
+    let Some(e) = t.table.get(key) else { return Ok(None) };
+    let path = join(t.path, key);
+    let mt = F { src: t.src, node: &e.node, path: &path }.table(&format!("a table of {key} module parameters"))?;
+    let names: Vec<&str> = table.iter().map(|k| k.name).collect();
+    mt.only(&names)?;
+    let ordered = mt
+        .table
+        .entries
+        .iter()
+        .filter(|e| e.key == "version")
+        .chain(mt.table.entries.iter().filter(|e| e.key != "version"));
+    for pe in ordered {
+        let Some(knob) = table.iter().find(|k| k.name == pe.key) else { continue };
+        let p = join(&path, &pe.key);
+        set_knob(F { src: t.src, node: &pe.node, path: &p }, knob, params)?;
+    }
+    Ok(Some(&e.node.origin))
+}
+
+fn set_knob<C>(f: F<'_>, knob: &knobs::Knob<C>, cfg: &mut C) -> Result<()> {
+    match &knob.kind {
+        Kind::Bool(acc) => *acc(cfg) = f.bool01()?,
+        Kind::U8 { acc, min, max } => *acc(cfg) = f.int_in(u64::from(*min), u64::from(*max))? as u8,
+        Kind::U32 { acc, min, max, unit } => {
+            let v = match (&f.node.value, unit) {
+                (Value::String(s), IntUnit::Micros) => units::parse_time(s).map_err(|m| f.err(m))?.as_micros(),
+                (Value::String(s), IntUnit::Bytes) => units::parse_size(s).map_err(|m| f.err(m))?,
+                (Value::Integer(i), _) => {
+                    u64::try_from(*i).map_err(|_| f.err(format!("must be between {min} and {max}, found {i}")))?
+                }
+                _ => return Err(f.wrong(&type_desc(knob))),
+            };
+            if v < u64::from(*min) || v > u64::from(*max) {
+                return Err(f.err(format!("must be between {min} and {max}, found {v}")));
+            }
+            if let IntUnit::OneOf(allowed) = unit {
+                if !allowed.iter().any(|a| u64::from(*a) == v) {
+                    return Err(f.err(format!("must be {}, found {v}", type_desc(knob))));
+                }
+            }
+            *acc(cfg) = v as u32;
+        }
+        Kind::Triple(acc) => {
+            let a = f.array("an array [min, default, max] of byte sizes")?;
+            if a.len() != 3 {
+                return Err(f.err(format!("expected 3 values [min, default, max], found {}", a.len())));
+            }
+            let mut out = [0u32; 3];
+            for (i, n) in a.iter().enumerate() {
+                let p = format!("{}[{i}]", f.path);
+                let e = F { src: f.src, node: n, path: &p };
+                let v = e.bytes()?;
+                out[i] = u32::try_from(v)
+                    .ok()
+                    .filter(|v| *v <= i32::MAX as u32)
+                    .ok_or_else(|| e.err(format!("{v} bytes is too large (at most {})", i32::MAX)))?;
+            }
+            if out[0] > out[1] || out[1] > out[2] {
+                return Err(f.err(format!("values must not decrease: [min, default, max], found {out:?}")));
+            }
+            *acc(cfg) = out;
+        }
+        Kind::Choice { names, set, .. } => {
+            let s = f.str(&type_desc(knob))?;
+            if !names.contains(&s) {
+                return Err(f.err(format!("unknown value {s:?} ({})", type_desc(knob))));
+            }
+            set(cfg, s);
+        }
+    }
+    Ok(())
+}
+
+/// Builds one endpoint's [`TcpConfig`]: preset (the end's table, else
+/// `[tcp]`, else linux-current), then congestion control (the end's
+/// table, else the flow's `cc`, else `[tcp]`, else the preset's; in the
+/// preset's era), then the chosen module's parameters from `[tcp]` and
+/// the end's table, then the knobs of `[tcp]`, then those of the end's
+/// table.
+fn build_tcp(defaults: Option<&T<'_>>, end: Option<&T<'_>>, flow_cc: Option<&F<'_>>) -> Result<TcpConfig> {
+    let preset_of = |t: Option<&T<'_>>| -> Result<Option<String>> {
+        match t {
+            Some(t) => t.get("preset", |f| preset_name(f).map(str::to_string)),
+            None => Ok(None),
+        }
+    };
+    let cc_of = |t: Option<&T<'_>>| -> Result<Option<String>> {
+        match t {
+            Some(t) => t.get("congestion_control", |f| cc_name(f).map(str::to_string)),
+            None => Ok(None),
+        }
+    };
+    let preset = match preset_of(end)? {
+        Some(p) => Some(p),
+        None => preset_of(defaults)?,
+    };
+    let mut cfg = match preset {
+        Some(p) => TcpConfig::preset(&p).unwrap_or_default(),
+        None => TcpConfig::default(),
+    };
+    let flow_cc = match flow_cc {
+        Some(f) => Some(cc_name(*f)?.to_string()),
+        None => None,
+    };
+    let cc = match cc_of(end)? {
+        Some(c) => Some(c),
+        None => match flow_cc {
+            Some(c) => Some(c),
+            None => cc_of(defaults)?,
+        },
+    };
+    if let Some(cc) = cc {
+        // In the preset's era (e.g. v3.18's CUBIC and HyStart for "v3.12").
+        if let Some(c) = cfg.congestion_control_named(&cc) {
+            cfg.congestion_control = c;
+        }
+    }
+    let tables: Vec<&T<'_>> = defaults.into_iter().chain(end).collect();
+    let mut origin = None;
+    match &mut cfg.congestion_control {
+        CcConfig::Cubic(p) => {
+            for t in &tables {
+                if let Some(o) = apply_params(t, "cubic", knobs::CUBIC_PARAMS, p)? {
+                    origin = Some((*t, "cubic", o));
+                }
+            }
+            if let Some((t, k, o)) = origin {
+                check_params(t, k, o, p.validate())?;
+            }
+        }
+        CcConfig::Dctcp(p) => {
+            for t in &tables {
+                if let Some(o) = apply_params(t, "dctcp", knobs::DCTCP_PARAMS, p)? {
+                    origin = Some((*t, "dctcp", o));
+                }
+            }
+            if let Some((t, k, o)) = origin {
+                check_params(t, k, o, p.validate())?;
+            }
+        }
+        CcConfig::Reno => {}
+    }
+    for t in &tables {
+        apply_knobs(t, &mut cfg)?;
+    }
+    Ok(cfg)
+}

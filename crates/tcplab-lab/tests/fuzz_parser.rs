@@ -1,0 +1,259 @@
+//! Property tests: random mutations of a valid scenario, and random
+//! `--set` arguments, never panic the parser or validator, and every
+//! rejection names a place (file:line:col, the file, or the `--set`).
+
+use proptest::prelude::*;
+use tcplab_lab::load_str;
+
+const VALID: &str = r#"description = "fuzz seed"
+[run]
+duration = "10s"
+seed = 3
+goodput_window = "2s"
+
+[tcp]
+preset = "v3.12"
+tcp_rmem = [4096, "87380B", "6MiB"]
+tcp_rto_min_us = "200ms"
+[tcp.cubic]
+beta = 717
+version = "v3.18"
+
+[[node]]
+name = "h1"
+[[node]]
+name = "sw"
+kind = "switch"
+[[node]]
+name = "h2"
+
+[[link]]
+name = "access"
+a = "h1"
+b = "sw"
+rate = "1Gbit"
+delay = "1us"
+queue = "1000p"
+
+[[link]]
+name = "bn"
+a = "sw"
+b = "h2"
+rate = "10Mbit"
+delay = { model = "uniform", min = "4ms", max = "6ms" }
+queue = { limit = "50p", ecn_threshold = "10p" }
+[link.ba]
+delay = { model = "ordered-jitter", base = "5ms", jitter = "1ms" }
+queue = { bytes = 150000 }
+
+[[flow]]
+id = "f1"
+from = "h1"
+to = "h2"
+start = "1s"
+cc = "dctcp"
+app = { kind = "bulk", bytes = "10MB", stop = "9s" }
+[flow.tcp]
+tcp_ecn = 1
+tcp_sack = 0
+[flow.tcp.dctcp]
+dctcp_shift_g = 4
+[flow.tcp_receiver]
+tcp_ecn = 1
+"#;
+
+const TOKENS: &[&str] = &[
+    "\"",
+    "=",
+    "[",
+    "]",
+    "[[",
+    "]]",
+    "{",
+    "}",
+    ",",
+    ".",
+    "\n",
+    "0",
+    "-1",
+    "99999999999999999999",
+    "\"0Mbit\"",
+    "\"1e400s\"",
+    "true",
+    "\"h1\"",
+    "\"sw\"",
+    "nan",
+    "inf",
+    "1.5",
+    "\"µs\"",
+    "'",
+    "#",
+    "\"\"\"",
+    "flow",
+    "link",
+    "node",
+    "tcp",
+    "cubic",
+    "limit",
+    "\"p\"",
+    "\u{0}",
+    "é",
+    "😀",
+    "\"-0ms\"",
+    "\"18446744073709551616B\"",
+    "\"0.0000000001s\"",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "[1, 2, 3]",
+    "{}",
+    "\"99999Tbit\"",
+    "\"3601s\"",
+    "[[flow]]\nid = \"f1\"",
+    "[[link]]",
+    "\"1_000p\"",
+    "\".\"",
+    "\"a.b\"",
+    "ab",
+    "ba",
+    "model",
+    "\"uniform\"",
+    "\"v3.11\"",
+    "reno",
+    "\"switch\"",
+    "1979-05-27T07:32:00Z",
+];
+
+#[derive(Clone, Debug)]
+enum Op {
+    Delete { at: usize, len: usize },
+    Insert { at: usize, token: usize },
+    Replace { at: usize, ch: char },
+    DupLine { line: usize },
+    DropLine { line: usize },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (any::<usize>(), 1usize..12).prop_map(|(at, len)| Op::Delete { at, len }),
+        (any::<usize>(), any::<usize>()).prop_map(|(at, token)| Op::Insert { at, token }),
+        (any::<usize>(), any::<char>()).prop_map(|(at, ch)| Op::Replace { at, ch }),
+        any::<usize>().prop_map(|line| Op::DupLine { line }),
+        any::<usize>().prop_map(|line| Op::DropLine { line }),
+    ]
+}
+
+fn apply(text: &str, ops: &[Op]) -> String {
+    let mut chars: Vec<char> = text.chars().collect();
+    for op in ops {
+        let n = chars.len().max(1);
+        match *op {
+            Op::Delete { at, len } => {
+                let a = at % n;
+                let b = (a + len).min(chars.len());
+                if a < b {
+                    chars.drain(a..b);
+                }
+            }
+            Op::Insert { at, token } => {
+                let a = (at % (chars.len() + 1)).min(chars.len());
+                let t: Vec<char> = TOKENS[token % TOKENS.len()].chars().collect();
+                chars.splice(a..a, t);
+            }
+            Op::Replace { at, ch } => {
+                if !chars.is_empty() {
+                    let a = at % chars.len();
+                    chars[a] = ch;
+                }
+            }
+            Op::DupLine { line } | Op::DropLine { line } => {
+                let s: String = chars.iter().collect();
+                let mut lines: Vec<&str> = s.split('\n').collect();
+                let i = line % lines.len();
+                if matches!(op, Op::DupLine { .. }) {
+                    lines.insert(i, lines[i]);
+                } else {
+                    lines.remove(i);
+                }
+                chars = lines.join("\n").chars().collect();
+            }
+        }
+    }
+    chars.into_iter().collect()
+}
+
+fn check(text: &str, sets: &[String]) -> Result<(), TestCaseError> {
+    match load_str("fuzz.toml", text, sets, None) {
+        Ok(sc) => prop_assert!(sc.sim.validate().is_ok()),
+        Err(e) => {
+            let loc = e.location.clone().unwrap_or_default();
+            prop_assert!(loc.starts_with("fuzz.toml") || loc.starts_with("--set"), "no location: {e}");
+            // The simulator's own validation is only a backstop: the
+            // scenario checks must catch everything first, with a line.
+            prop_assert!(!e.message.starts_with("invalid scenario:"), "missed by the schema: {e}");
+        }
+    }
+    Ok(())
+}
+
+const SET_KEYS: &[&str] = &[
+    "run.duration",
+    "run.seed",
+    "run.goodput_window",
+    "link.bn.rate",
+    "link.bn.delay",
+    "link.bn.queue",
+    "link.bn.ab.queue.ecn_threshold",
+    "link[0].a",
+    "flow.f1.cc",
+    "flow.f1.start",
+    "flow.f1.app",
+    "flow[0].to",
+    "tcp.tcp_reordering",
+    "tcp.preset",
+    "tcp.cubic.beta",
+    "flow.f1.tcp.mtu",
+    "flow.f1.tcp_receiver.tcp_wmem",
+    "node.sw.kind",
+    "node[1].name",
+    "nosuch",
+    "flow.f9.cc",
+    "link.\"bn\".rate",
+    "flow[0]",
+    "tcp",
+    "a.b.c.d",
+];
+
+proptest! {
+    // 512 cases by default; PROPTEST_CASES=100000 for a deeper search.
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(512)
+    ))]
+
+    #[test]
+    fn test_mutated_scenarios_never_panic(ops in prop::collection::vec(op(), 1..6)) {
+        let text = apply(VALID, &ops);
+        check(&text, &[])?;
+    }
+
+    #[test]
+    fn test_random_sets_never_panic(
+        sets in prop::collection::vec((0..SET_KEYS.len(), 0..TOKENS.len(), "[ -~]{0,12}"), 1..4)
+    ) {
+        let sets: Vec<String> = sets
+            .into_iter()
+            .enumerate()
+            .map(|(i, (k, t, junk))| if i % 2 == 0 { format!("{}={}", SET_KEYS[k], TOKENS[t]) } else { format!("{}={junk}", SET_KEYS[k]) })
+            .collect();
+        check(VALID, &sets)?;
+    }
+
+    #[test]
+    fn test_arbitrary_text_never_panics(text in "\\PC{0,200}") {
+        check(&text, &[])?;
+    }
+}
+
+#[test]
+fn test_seed_scenario_is_valid() {
+    load_str("fuzz.toml", VALID, &[], None).unwrap();
+}
