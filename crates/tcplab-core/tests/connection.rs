@@ -249,3 +249,45 @@ fn test_burst_loss_prr_sends_in_proportion_and_exits_at_ssthresh() {
     }
     panic!("recovery never ended (entry {entry:?}) {:?} {:?}", p.client.info(), p.client.counters().nonzero().collect::<Vec<_>>());
 }
+
+// ---------------------------------------------------------------- tcp_metrics
+
+#[test]
+fn test_metrics_cache_carries_ssthresh_and_rtt_to_next_connection() {
+    use tcplab_core::wire::SeqNum;
+    use tcplab_core::{Connection, TcpMetrics};
+    let mut cfg = TcpConfig::default();
+    // v3.x-era behaviour: ssthresh is saved and reused.
+    cfg.tcp_no_ssthresh_metrics_save = false;
+    let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(10));
+    p.ns_per_byte = 800;
+    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));
+    for _ in 0..20_000 {
+        p.client.write(1 << 20);
+        p.step();
+        if p.client.info().snd_ssthresh < 1000 && p.client.ca_state() == CaState::Open && p.now > Instant::from_millis(3000) {
+            break;
+        }
+    }
+    let i = p.client.info();
+    assert!(i.snd_ssthresh < 1000, "left slow start: {i:?}");
+    let mut m = TcpMetrics::default();
+    p.client.update_metrics(&mut m);
+    // Congestion avoidance in Open: ssthresh = max(cwnd/2, ssthresh).
+    assert_eq!(m.ssthresh, (i.snd_cwnd / 2).max(i.snd_ssthresh));
+    assert_eq!(m.cwnd, i.snd_cwnd / 2);
+    assert!(m.rtt > 0);
+
+    // The next connection starts with the cached ssthresh.
+    let mut q = Pair::new(&cfg, &cfg, Duration::from_millis(10));
+    q.client = Connection::client_with_metrics(&cfg, 40000, 80, SeqNum(1_000_000), Instant::ZERO, Some(&m));
+    assert!(q.drive_until(100, |q| q.client.state() == TcpState::Established));
+    assert_eq!(q.client.info().snd_ssthresh, m.ssthresh);
+
+    // Current Linux (tcp_no_ssthresh_metrics_save = 1) does not reuse it.
+    let cur = TcpConfig::default();
+    let mut r = Pair::new(&cur, &cur, Duration::from_millis(10));
+    r.client = Connection::client_with_metrics(&cur, 40000, 80, SeqNum(1_000_000), Instant::ZERO, Some(&m));
+    assert!(r.drive_until(100, |r| r.client.state() == TcpState::Established));
+    assert_eq!(r.client.info().snd_ssthresh, 0x7fff_ffff);
+}

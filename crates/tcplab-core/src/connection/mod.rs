@@ -42,6 +42,7 @@ mod timer;
 use crate::cc::{AnyCc, CaCtx, CaEvent, CaState, CongestionOps, TCP_INFINITE_SSTHRESH};
 use crate::config::TcpConfig;
 use crate::counters::{Counters, Mib};
+use crate::metrics::TcpMetrics;
 use crate::minmax::MinRttFilter;
 use crate::rtt::RttEstimator;
 use crate::time::{Duration, Instant};
@@ -240,6 +241,8 @@ pub struct Connection {
 
     bytes_acked: u64,
     data_segs_out: u32,
+    /// The destination's metrics to start from (`tcp_init_metrics`).
+    cached_metrics: Option<TcpMetrics>,
     /// `TCP_NODELAY`: no Nagle.
     nodelay: bool,
     /// End of the last sub-MSS segment sent (`snd_sml`, Minshall's Nagle).
@@ -328,6 +331,7 @@ impl Connection {
             rst_pending: None,
             bytes_acked: 0,
             data_segs_out: 0,
+            cached_metrics: None,
             nodelay: false,
             snd_sml: iss,
             app_nospace: false,
@@ -344,6 +348,21 @@ impl Connection {
         c.ecn_requested = cfg.tcp_ecn == 1 || c.cc.needs_ecn();
         c.syn_pending = true;
         c.tp.mib.inc(Mib::TcpActiveOpens);
+        c
+    }
+
+    /// Active open that starts from the destination's cached metrics
+    /// (`tcp_init_metrics` at the end of the handshake).
+    pub fn client_with_metrics(
+        cfg: &TcpConfig,
+        local_port: u16,
+        remote_port: u16,
+        iss: SeqNum,
+        now: Instant,
+        cached: Option<&TcpMetrics>,
+    ) -> Connection {
+        let mut c = Connection::client(cfg, local_port, remote_port, iss, now);
+        c.cached_metrics = cached.copied();
         c
     }
 
@@ -794,15 +813,12 @@ impl Connection {
     /// handshake RTT, receive buffer, congestion control init, pacing rate.
     fn init_transfer(&mut self, now: Instant) {
         self.rcv.on_established(now);
-        // tcp_init_metrics without a cached entry: keep the measured RTO,
-        // or fall back to TCP_TIMEOUT_FALLBACK (3 s) if the handshake gave
-        // no RTT sample.
-        if self.rtt.srtt_us() == 0 {
-            self.rtt.set_fallback_rto();
-        }
         self.icsk_backoff = 0;
         self.tp.snd_cwnd = self.cfg.initcwnd.max(1).min(self.tp.snd_cwnd_clamp);
         self.tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
+        // tcp_init_metrics: the destination cache, or (none, or no
+        // handshake RTT sample) TCP_TIMEOUT_FALLBACK.
+        self.init_metrics();
         self.snd_cwnd_stamp = self.tp.jiffies;
         self.tp.ecn_ok = self.ecn.ok;
         self.sync_ca_ctx();
@@ -864,3 +880,80 @@ impl Connection {
     }
 }
 
+
+impl Connection {
+    /// `tcp_update_metrics` (net/ipv4/tcp_metrics.c): fold what this
+    /// connection learned into the destination's cache when it ends
+    /// (Linux calls it on entering TIME-WAIT or closing from LAST-ACK).
+    /// Does nothing with `tcp_no_metrics_save`.
+    pub fn update_metrics(&self, m: &mut TcpMetrics) {
+        if self.cfg.tcp_no_metrics_save {
+            return;
+        }
+        let srtt = self.rtt.srtt_us();
+        if self.icsk_backoff > 0 || srtt == 0 {
+            // "This session failed to estimate rtt": forget the cached one.
+            m.rtt = 0;
+            return;
+        }
+        // RTT: a larger sample replaces, a smaller one decays in by 1/8
+        // ("rtt overestimation is always better than underestimation").
+        let diff = m.rtt as i64 - srtt as i64;
+        m.rtt = if diff <= 0 { srtt } else { m.rtt - (diff >> 3) as u32 };
+        let mut dev = (diff.unsigned_abs() >> 1) as u32;
+        dev = dev.max(self.rtt.mdev_us());
+        m.rttvar = if dev >= m.rttvar { dev } else { m.rttvar - ((m.rttvar - dev) >> 2) };
+
+        let save_ssthresh = !self.cfg.tcp_no_ssthresh_metrics_save;
+        let cwnd = self.tp.snd_cwnd;
+        let ssthresh = self.tp.snd_ssthresh;
+        if ssthresh >= TCP_INFINITE_SSTHRESH {
+            // Slow start never finished.
+            if save_ssthresh && m.ssthresh != 0 && (cwnd >> 1) > m.ssthresh {
+                m.ssthresh = cwnd >> 1;
+            }
+            if cwnd > m.cwnd {
+                m.cwnd = cwnd;
+            }
+        } else if !self.tp.in_slow_start() && self.tp.ca_state == CaState::Open {
+            // Congestion avoidance: cwnd is reliable.
+            if save_ssthresh {
+                m.ssthresh = (cwnd >> 1).max(ssthresh);
+            }
+            m.cwnd = (m.cwnd + cwnd) >> 1;
+        } else {
+            // Slow start did not finish, or recovery: cwnd is nonsense.
+            m.cwnd = (m.cwnd + ssthresh) >> 1;
+            if save_ssthresh && m.ssthresh != 0 && ssthresh > m.ssthresh {
+                m.ssthresh = ssthresh;
+            }
+            if m.reordering < self.reordering && self.reordering != self.cfg.tcp_reordering {
+                m.reordering = self.reordering;
+            }
+        }
+    }
+
+    /// `tcp_init_metrics`: start from the destination's cache at the end
+    /// of the handshake (ssthresh unless `tcp_no_ssthresh_metrics_save`,
+    /// reordering, and an RTO seeded from a larger cached RTT).
+    fn init_metrics(&mut self) {
+        let cached = if self.cfg.tcp_no_metrics_save { None } else { self.cached_metrics };
+        let Some(m) = cached else {
+            self.rtt.init_metrics(0);
+            return;
+        };
+        let ssthresh = if self.cfg.tcp_no_ssthresh_metrics_save { 0 } else { m.ssthresh };
+        self.tp.snd_ssthresh = if ssthresh != 0 { ssthresh.min(self.tp.snd_cwnd_clamp) } else { TCP_INFINITE_SSTHRESH };
+        if m.reordering != 0 && self.reordering != m.reordering {
+            self.reordering = m.reordering;
+        }
+        self.rtt.init_metrics(m.rtt);
+    }
+
+    /// Tell the connection that its packets go through an fq qdisc, which
+    /// paces them (`sk_pacing_status = SK_PACING_FQ`, set by sch_fq on the
+    /// first packet). HyStart's ACK-train test depends on it.
+    pub fn set_pacing_status_fq(&mut self, fq: bool) {
+        self.tp.pacing_status = if fq { crate::cc::PacingStatus::Fq } else { crate::cc::PacingStatus::None };
+    }
+}
