@@ -29,9 +29,11 @@ fn check_accounting(who: &str, i: &TcpInfo) {
     assert!(i.snd_cwnd >= 1, "{who}: cwnd 0: {i:?}");
 }
 
-fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, total: u64) {
+fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, total: u64, sack: bool, ts: bool) {
     let mut cfg = TcpConfig::default();
     cfg.congestion_control = tcplab_core::cc::CcConfig::from_name(cc).unwrap();
+    cfg.tcp_sack = sack;
+    cfg.tcp_timestamps = ts;
     let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(5));
     p.ns_per_byte = 80; // 100 Mbit/s
     let mut rng = Lcg(seed);
@@ -71,19 +73,28 @@ fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, to
     assert!(p.server.read_closed(), "FIN delivered after all data");
     // Every data byte crossed at least once; the receiver counted each once.
     assert_eq!(p.server.info().bytes_received, total + 1);
-    let _ = Side::Client;
+    // The loss really happened: data was retransmitted.
+    let data_segs = p.log.iter().filter(|(_, s, g)| *s == Side::Client && g.payload_len > 0).count() as u64;
+    if loss_per_mille >= 20 {
+        assert!(p.client.info().total_retrans > 0 && data_segs > total / 1448, "no loss recovery exercised");
+    }
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
 
     #[test]
-    fn prop_every_byte_once_in_order_cubic(seed in any::<u64>(), loss in 0u32..60, reorder in 0u32..200) {
-        transfer("cubic", seed, loss, reorder, 200_000);
+    fn prop_every_byte_once_in_order_cubic(seed in any::<u64>(), loss in 0u32..60, reorder in 0u32..200, sack in any::<bool>(), ts in any::<bool>()) {
+        transfer("cubic", seed, loss, reorder, 1_000_000, sack, ts);
     }
 
     #[test]
-    fn prop_every_byte_once_in_order_reno(seed in any::<u64>(), loss in 0u32..60, reorder in 0u32..200) {
-        transfer("reno", seed, loss, reorder, 200_000);
+    fn prop_every_byte_once_in_order_reno(seed in any::<u64>(), loss in 0u32..60, reorder in 0u32..200, sack in any::<bool>(), ts in any::<bool>()) {
+        transfer("reno", seed, loss, reorder, 1_000_000, sack, ts);
+    }
+
+    #[test]
+    fn prop_every_byte_once_in_order_dctcp(seed in any::<u64>(), loss in 0u32..30, reorder in 0u32..100) {
+        transfer("dctcp", seed, loss, reorder, 500_000, true, true);
     }
 }
