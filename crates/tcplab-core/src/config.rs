@@ -26,6 +26,33 @@ pub enum CwndGrowthRule {
     V3_12,
 }
 
+/// Which kernel's `tcp_ack` / `tcp_fastretrans_alert` structure runs.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum AckEra {
+    /// v3.x: `tcp_cong_avoid` before `tcp_fastretrans_alert`, PRR inside
+    /// the state machine with the 3.x `newly_acked_sacked`, FACK and
+    /// packet-counted reordering (`tcp_update_reordering`), dupthresh on
+    /// `fackets_out`, the 3.x partial undo.
+    V3_12,
+    /// v4.9 and since (modelled on 6.13): `tcp_fastretrans_alert` first,
+    /// then `tcp_cong_control`; reordering in sequence space
+    /// (`tcp_check_sack_reordering`).
+    #[default]
+    Current,
+}
+
+/// What the `acked` argument of `cong_avoid` counts (`tcp_cong_avoid`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum AckedCount {
+    /// ≤ v3.12: every call is one ACK (slow start +1 per ACK).
+    PerAck,
+    /// v3.13–v4.8: packets cumulatively acknowledged by this ACK.
+    Cumulative,
+    /// ≥ v4.9: `tp->delivered` delta (cumulative + SACKed).
+    #[default]
+    Delivered,
+}
+
 /// Socket-level TCP settings of one endpoint.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -84,6 +111,13 @@ pub struct TcpConfig {
     /// Which ACKs may grow cwnd (patch "increase throughput when
     /// reordering is high").
     pub cwnd_growth: CwndGrowthRule,
+    /// The era of the ACK-processing structure.
+    pub ack_era: AckEra,
+    /// What `cong_avoid`'s `acked` counts.
+    pub acked_count: AckedCount,
+    /// `net.ipv4.tcp_fack` (≤ v4.14; on by default then, switched off per
+    /// socket once reordering is seen). Only read by [`AckEra::V3_12`].
+    pub tcp_fack: bool,
     /// `tcp_cwnd_reduction`'s slow-start-reduction-bound rule by era.
     pub prr_rule: PrrRule,
     /// Floor of `tcp_cwnd_reduction`: 1 in mainline, 2 with Brakmo's
@@ -139,6 +173,9 @@ impl TcpConfig {
             so_sndbuf: 0,
             so_rcvbuf: 0,
             cwnd_growth: CwndGrowthRule::V3_12,
+            ack_era: AckEra::Current,
+            acked_count: AckedCount::Delivered,
+            tcp_fack: false,
             prr_rule: PrrRule::Current,
             cwnd_reduction_floor: 1,
             ack_on_cwr: true,
@@ -162,6 +199,9 @@ impl TcpConfig {
                 c.ack_on_cwr = false;
                 c.dctcp_ack_on_ce_change = false;
                 c.cwnd_growth = if name == "v3.11" { CwndGrowthRule::V3_11 } else { CwndGrowthRule::V3_12 };
+                c.ack_era = AckEra::V3_12;
+                c.tcp_fack = true;
+                c.acked_count = if matches!(name, "v3.11" | "v3.12") { AckedCount::PerAck } else { AckedCount::Cumulative };
                 c.congestion_control = c.congestion_control_named("cubic")?;
             }
             "v4.17" => {

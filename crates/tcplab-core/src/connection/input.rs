@@ -5,6 +5,7 @@
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, SACKED_ACKED, SACKED_RETRANS};
 use super::{Connection, Rexmit};
 use crate::cc::{ca_ack, AckSample, CongestionOps};
+use crate::config::{AckEra, AckedCount};
 use crate::counters::Mib;
 use crate::flag::*;
 use crate::time::Instant;
@@ -23,6 +24,9 @@ pub(super) struct SackState {
     /// Rate sample: `tx.delivered` of the most recently sent segment this
     /// ACK delivered (`rs->prior_delivered`), with its send time and end.
     pub rs_prior_delivered: Option<u32>,
+    /// 3.x: lowest packet index (from snd_una) newly (S)ACKed from inside
+    /// a hole (`state.reord` / `reord` of tcp_update_reordering's callers).
+    pub reord_pkts: u32,
     rs_xmit: Instant,
     rs_end_seq: SeqNum,
 }
@@ -36,6 +40,7 @@ impl SackState {
             flag: 0,
             sack_delivered: 0,
             rs_prior_delivered: None,
+            reord_pkts: u32::MAX,
             rs_xmit: Instant::ZERO,
             rs_end_seq: SeqNum(0),
         }
@@ -85,6 +90,9 @@ impl Connection {
         }
         let prior_fack = self.highest_sack_seq();
         let prior_packets = self.packets_out;
+        let v3 = self.cfg.ack_era == AckEra::V3_12;
+        let prior_fackets = if v3 { self.fackets_out() } else { 0 };
+        self.v3_prior_unsacked = self.packets_out - self.sacked_out.min(self.packets_out);
         let prior_in_flight = self.packets_in_flight();
         let prior_lost = self.lost;
 
@@ -98,6 +106,7 @@ impl Connection {
             sack = self.sacktag(now, seg, prior_snd_una);
             flag |= sack.flag;
         }
+        let fackets_pre_clean = if v3 { self.fackets_out() } else { 0 };
         let ece = seg.flags.ece() && self.ecn.ok && !seg.flags.syn();
         if ece {
             flag |= FLAG_ECE;
@@ -127,6 +136,14 @@ impl Connection {
         }
 
         self.tcp_clean_rtx_queue(now, prior_fack, prior_snd_una, &mut sack, &mut flag, seg);
+        let pkts_acked = prior_packets - self.packets_out.min(prior_packets);
+        if v3 {
+            // 3.x: a non-retransmitted hole filled cumulatively is reordering.
+            if sack.reord_pkts < prior_fackets {
+                self.update_reordering_v3(fackets_pre_clean.saturating_sub(sack.reord_pkts), false);
+            }
+            return Some(self.tcp_ack_v3_tail(now, ack, flag, pkts_acked, prior_in_flight, prior_delivered, ece));
+        }
         self.rack_update_reo_wnd(sack.rs_prior_delivered);
         self.process_tlp_ack(ack, flag);
 
@@ -151,6 +168,56 @@ impl Connection {
             self.sndbuf_expand();
         }
         Some(flag)
+    }
+
+    /// The rest of `tcp_ack` in v3.12–v3.19: grow cwnd (if allowed) before
+    /// the state machine sees the ACK, then `tcp_fastretrans_alert` (which
+    /// runs PRR itself), TLP, timers, pacing rate.
+    #[allow(clippy::too_many_arguments)]
+    fn tcp_ack_v3_tail(
+        &mut self,
+        now: Instant,
+        ack: SeqNum,
+        mut flag: u32,
+        pkts_acked: u32,
+        prior_in_flight: u32,
+        prior_delivered: u32,
+        ece: bool,
+    ) -> u32 {
+        let _ = prior_in_flight;
+        let mut rexmit = Rexmit::None;
+        if self.may_raise_cwnd(flag) {
+            let acked = match self.cfg.acked_count {
+                AckedCount::PerAck => 1,
+                AckedCount::Cumulative => pkts_acked,
+                AckedCount::Delivered => self.tp.delivered.wrapping_sub(prior_delivered),
+            };
+            self.sync_ca_ctx();
+            self.cc.cong_avoid(&mut self.tp, ack, acked);
+            self.snd_cwnd_stamp = self.tp.jiffies;
+        }
+        if self.ack_is_dubious(flag) {
+            let is_dupack = (flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP) == 0) as u32;
+            self.v3_pkts_acked = pkts_acked;
+            self.fastretrans_alert(self.snd_una, is_dupack, &mut flag, &mut rexmit);
+        }
+        self.process_tlp_ack(ack, flag);
+        if flag & FLAG_SET_XMIT_TIMER != 0 && !self.schedule_loss_probe(true) {
+            self.rearm_rto(now);
+        }
+        if self.packets_out == 0 && self.timers.pending().is_some_and(|t| t != super::Timer::Probe0) {
+            self.timers.clear();
+        }
+        if self.tp.snd_cwnd == 0 {
+            self.tp.snd_cwnd = 1;
+        }
+        self.note_delivered(prior_delivered, ece);
+        self.update_pacing_rate();
+        self.rexmit = rexmit;
+        if flag & FLAG_ACKED != 0 {
+            self.sndbuf_expand();
+        }
+        flag
     }
 
     /// `tcp_newly_delivered`: packets delivered by this ACK (cumulatively,
@@ -252,6 +319,8 @@ impl Connection {
     fn sacktag(&mut self, now: Instant, seg: &SegmentRepr, prior_snd_una: SeqNum) -> SackState {
         let _ = now;
         let mut st = SackState::new(self.snd_nxt);
+        let v3 = self.cfg.ack_era == AckEra::V3_12;
+        let prior_fackets = if v3 { self.fackets_out() } else { 0 };
         let blocks = seg.options.sack_blocks();
         let found_dup_sack = self.check_dsack(seg, prior_snd_una, &mut st);
 
@@ -277,7 +346,7 @@ impl Connection {
                 // MSS-sized and blocks are built from them).
                 if skb.seq.after_eq(start) {
                     let (seq, end_seq, sacked, xmit, txd) = (skb.seq, skb.end_seq, skb.sacked, skb.xmit_time, skb.tx_delivered);
-                    let new = self.sacktag_one(&mut st, sacked, seq, end_seq, dup_sack, xmit);
+                    let new = self.sacktag_one(&mut st, sacked, seq, end_seq, dup_sack, xmit, idx as u32, prior_fackets);
                     if new & SACKED_ACKED != 0 && sacked & SACKED_ACKED == 0 {
                         st.rate_skb_delivered(xmit, end_seq, txd);
                     }
@@ -292,9 +361,16 @@ impl Connection {
                 idx += 1;
             }
         }
-        // tcp_check_sack_reordering, unless an RTO threw away the SACK state.
+        // Reordering, unless an RTO threw away the SACK state.
         if self.tp.ca_state != crate::cc::CaState::Loss || self.undo_marker.is_some() {
-            self.check_sack_reordering(st.reord, false);
+            if v3 {
+                let fackets = self.fackets_out();
+                if st.reord_pkts < fackets {
+                    self.update_reordering_v3(fackets - st.reord_pkts, false);
+                }
+            } else {
+                self.check_sack_reordering(st.reord, false);
+            }
         }
         st
     }
@@ -390,6 +466,8 @@ impl Connection {
         end_seq: SeqNum,
         dup_sack: bool,
         xmit_time: Instant,
+        idx: u32,
+        prior_fackets: u32,
     ) -> u8 {
         // A D-SACK for a retransmitted segment: one spurious retransmission.
         if dup_sack && sacked & RETRANS != 0 {
@@ -398,8 +476,11 @@ impl Connection {
                     self.undo_retrans -= 1;
                 }
             }
-            if sacked & SACKED_ACKED != 0 && start_seq.before(st.reord) {
-                st.reord = start_seq;
+            if sacked & SACKED_ACKED != 0 {
+                if start_seq.before(st.reord) {
+                    st.reord = start_seq;
+                }
+                st.reord_pkts = st.reord_pkts.min(idx);
             }
         }
         if !end_seq.after(self.snd_una) {
@@ -420,6 +501,10 @@ impl Connection {
                     // highest SACK: it was reordered.
                     if start_seq.before(self.highest_sack_seq()) && start_seq.before(st.reord) {
                         st.reord = start_seq;
+                    }
+                    // 3.x: "If it was in a hole, we detected reordering."
+                    if idx < prior_fackets {
+                        st.reord_pkts = st.reord_pkts.min(idx);
                     }
                     if !end_seq.after(self.high_seq) {
                         st.flag |= FLAG_ORIG_SACK_ACKED;
@@ -491,6 +576,9 @@ impl Connection {
         let mut first_ackt: Option<Instant> = None;
         let mut last_ackt: Option<Instant> = None;
         let mut reord = self.snd_nxt;
+        // SACK tagging is done with its reordering check; from here the
+        // 3.x packet index counts cumulatively acked holes.
+        sack.reord_pkts = u32::MAX;
         let mut pkts_acked = 0u32;
         let ece = *flag & FLAG_ECE != 0;
         let una = self.snd_una;
@@ -521,6 +609,7 @@ impl Connection {
                 if skb.seq.before(reord) {
                     reord = skb.seq;
                 }
+                sack.reord_pkts = sack.reord_pkts.min(pkts_acked);
                 if !skb.end_seq.after(self.high_seq) {
                     *flag |= FLAG_ORIG_SACK_ACKED;
                 }
@@ -576,6 +665,8 @@ impl Connection {
             *flag |= FLAG_SET_XMIT_TIMER;
             if !self.sack_ok {
                 self.remove_reno_sacks(pkts_acked, ece);
+            } else if self.cfg.ack_era == AckEra::V3_12 {
+                // tcp_update_reordering runs in tcp_ack (needs fackets_out).
             } else if reord.before(prior_fack) {
                 // A non-retransmitted hole got filled: reordering.
                 self.check_sack_reordering(reord, false);

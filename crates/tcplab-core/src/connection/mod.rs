@@ -31,6 +31,7 @@
 //!   generation).
 //! - `rtx_queue`, `timer`: data structures.
 
+mod era_v3;
 mod input;
 mod output;
 mod rack;
@@ -203,6 +204,12 @@ pub struct Connection {
     /// The RTO handler retransmits the head outside tcp_xmit_retransmit_queue.
     rto_head_pending: bool,
     rack: Rack,
+    /// FACK still on for this socket (3.x; off once reordering is seen).
+    fack: bool,
+    /// 3.x `tcp_fastretrans_alert` inputs of the ACK being processed:
+    /// packets cumulatively acked, and `prior_unsacked`.
+    v3_pkts_acked: u32,
+    v3_prior_unsacked: u32,
     /// `dsack_dups`: segments reported duplicate by D-SACKs.
     dsack_dups: u32,
     /// `tlp_high_seq`: snd_nxt when the outstanding loss probe was sent.
@@ -309,6 +316,9 @@ impl Connection {
             rto_head_pending: false,
             rack: Rack::default(),
             dsack_dups: 0,
+            fack: cfg.tcp_fack,
+            v3_pkts_acked: 0,
+            v3_prior_unsacked: 0,
             tlp_high_seq: None,
             tlp_retrans: false,
             tlp_pending: false,
@@ -637,6 +647,7 @@ impl Connection {
     fn negotiate(&mut self, seg: &SegmentRepr, passive: bool) {
         let o = &seg.options;
         self.sack_ok = self.cfg.tcp_sack && o.sack_permitted;
+        self.fack = self.cfg.tcp_fack && self.sack_ok;
         self.tstamp_ok = self.cfg.tcp_timestamps && o.timestamp.is_some();
         self.snd_wscale = match (self.cfg.tcp_window_scaling, o.wscale) {
             (true, Some(s)) => s.min(14),
@@ -946,6 +957,8 @@ impl Connection {
         self.tp.snd_ssthresh = if ssthresh != 0 { ssthresh.min(self.tp.snd_cwnd_clamp) } else { TCP_INFINITE_SSTHRESH };
         if m.reordering != 0 && self.reordering != m.reordering {
             self.reordering = m.reordering;
+            // 3.x tcp_init_metrics: a cached reordering also disables FACK.
+            self.fack = false;
         }
         self.rtt.init_metrics(m.rtt);
     }

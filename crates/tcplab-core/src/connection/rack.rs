@@ -181,7 +181,7 @@ impl Connection {
         if prior_inflight != self.packets_in_flight() {
             if self.tp.ca_state != CaState::Recovery {
                 self.enter_recovery(false);
-                self.cwnd_reduction(1, self.lost.wrapping_sub(lost), 0);
+                self.cwnd_reduction(1, self.lost.wrapping_sub(lost), 0, self.prr_out == 0);
             }
             self.rexmit = super::Rexmit::Lost;
         }

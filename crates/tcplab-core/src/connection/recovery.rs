@@ -8,7 +8,7 @@ use super::rtx_queue::{EVER_RETRANS, LOST, SACKED_ACKED, SACKED_RETRANS};
 use super::timer::Timer;
 use super::{Connection, Rexmit, TcpState};
 use crate::cc::{CaEvent, CaState, CongestionOps, TCP_INFINITE_SSTHRESH};
-use crate::config::CwndGrowthRule;
+use crate::config::{AckEra, CwndGrowthRule};
 use crate::counters::Mib;
 use crate::flag::*;
 use crate::prr;
@@ -26,7 +26,10 @@ impl Connection {
     pub(super) fn fastretrans_alert(&mut self, prior_snd_una: SeqNum, num_dupack: u32, ack_flag: &mut u32, rexmit: &mut Rexmit) {
         let flag = *ack_flag;
         let ece_ack = flag & FLAG_ECE != 0;
-        let mut do_lost = num_dupack > 0 || (flag & FLAG_DATA_SACKED != 0 && self.force_fast_retransmit());
+        let v3 = self.cfg.ack_era == AckEra::V3_12;
+        let mut do_lost = num_dupack > 0
+            || (flag & FLAG_DATA_SACKED != 0
+                && if v3 { self.fackets_out() > self.reordering } else { self.force_fast_retransmit() });
         let mut fast_rexmit = false;
 
         if self.packets_out == 0 && self.sacked_out > 0 {
@@ -78,6 +81,8 @@ impl Connection {
                     if !self.sack_ok {
                         self.add_reno_sack(num_dupack, ece_ack);
                     }
+                } else if v3 {
+                    do_lost = self.try_undo_partial_v3(self.v3_pkts_acked);
                 } else if self.try_undo_partial(prior_snd_una, &mut do_lost) {
                     return;
                 }
@@ -122,10 +127,23 @@ impl Connection {
             self.enter_recovery(ece_ack);
             fast_rexmit = true;
         }
-        if !self.rack_enabled() && do_lost {
+        if v3 {
+            if do_lost {
+                self.update_scoreboard_v3(fast_rexmit);
+            }
+            // 3.x: PRR runs inside the state machine.
+            let newly = self.v3_newly_acked_sacked();
+            self.cwnd_reduction(newly, 0, flag, fast_rexmit);
+        } else if !self.rack_enabled() && do_lost {
             self.update_scoreboard(fast_rexmit);
         }
         *rexmit = Rexmit::Lost;
+    }
+
+    /// 3.x `newly_acked_sacked`: the change in un-SACKed outstanding
+    /// packets (may be ≤ 0).
+    fn v3_newly_acked_sacked(&self) -> i32 {
+        self.v3_prior_unsacked as i32 - (self.packets_out as i32 - self.sacked_out as i32)
     }
 
     /// `tcp_force_fast_retransmit`: the highest SACK is more than
@@ -137,6 +155,9 @@ impl Connection {
     /// `tcp_time_to_recover` (6.13): something is marked lost, or, only
     /// without RACK, more than `reordering` packets were SACKed (dupthresh).
     fn time_to_recover(&self) -> bool {
+        if self.cfg.ack_era == AckEra::V3_12 {
+            return self.time_to_recover_v3();
+        }
         self.lost_out > 0 || (!self.rack_enabled() && self.sacked_out + 1 > self.reordering)
     }
 
@@ -172,7 +193,7 @@ impl Connection {
     /// `tcp_update_scoreboard` (RFC 6675 without FACK): mark un-SACKed
     /// segments lost from the head until `sacked_out − reordering` SACKed
     /// segments have been passed; on the entering ACK at least the head.
-    fn update_scoreboard(&mut self, fast_rexmit: bool) {
+    pub(super) fn update_scoreboard(&mut self, fast_rexmit: bool) {
         if !self.sack_ok {
             return;
         }
@@ -343,6 +364,11 @@ impl Connection {
         if flag & FLAG_ECE != 0 {
             self.enter_cwr();
         }
+        if self.tp.ca_state == CaState::Cwr && self.cfg.ack_era == AckEra::V3_12 {
+            // 3.x: CWR's reduction runs here.
+            let newly = self.v3_newly_acked_sacked();
+            self.cwnd_reduction(newly, 0, flag, false);
+        }
         if self.tp.ca_state != CaState::Cwr {
             self.try_keep_open();
             // v3.11 (before "increase throughput when reordering is
@@ -382,13 +408,13 @@ impl Connection {
     }
 
     /// `tcp_may_undo`.
-    fn may_undo(&self) -> bool {
+    pub(super) fn may_undo(&self) -> bool {
         self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed())
     }
 
     /// `tcp_undo_cwnd_reduction`: restore cwnd (through the congestion
     /// control's `undo_cwnd`) and ssthresh.
-    fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
+    pub(super) fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
         if unmark_loss {
             for skb in self.rtx.iter_mut() {
                 skb.sacked &= !LOST;
@@ -524,7 +550,7 @@ impl Connection {
     /// then the pacing rate.
     pub(super) fn cong_control(&mut self, ack: SeqNum, acked_sacked: u32, newly_lost: u32, flag: u32, _prior_in_flight: u32) {
         if self.in_cwnd_reduction() {
-            self.cwnd_reduction(acked_sacked, newly_lost, flag);
+            self.cwnd_reduction(acked_sacked as i32, newly_lost, flag, self.prr_out == 0);
         } else if self.may_raise_cwnd(flag) {
             self.sync_ca_ctx();
             self.cc.cong_avoid(&mut self.tp, ack, acked_sacked);
@@ -538,7 +564,7 @@ impl Connection {
 
     /// `tcp_may_raise_cwnd`, by era (the knob of "tcp: increase throughput
     /// when reordering is high").
-    fn may_raise_cwnd(&self, flag: u32) -> bool {
+    pub(super) fn may_raise_cwnd(&self, flag: u32) -> bool {
         let high_reordering = self.reordering > self.cfg.tcp_reordering;
         match self.cfg.cwnd_growth {
             CwndGrowthRule::V3_12 => {
@@ -566,7 +592,9 @@ impl Connection {
     }
 
     /// `tcp_cwnd_reduction` (PRR, RFC 6937) through [`prr`].
-    pub(super) fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, flag: u32) {
+    /// `fast_rexmit` is read by the v3.x rule only (later eras derive it
+    /// from `prr_out == 0`).
+    pub(super) fn cwnd_reduction(&mut self, newly_acked_sacked: i32, newly_lost: u32, flag: u32, fast_rexmit: bool) {
         let st = prr::PrrState {
             ssthresh: self.tp.snd_ssthresh,
             prior_cwnd: self.tp.prior_cwnd,
@@ -576,9 +604,7 @@ impl Connection {
             cwnd: self.tp.snd_cwnd,
         };
         let cfg = prr::PrrConfig { rule: self.cfg.prr_rule, cwnd_floor: self.cfg.cwnd_reduction_floor };
-        // v3.x passed fast_rexmit; later eras infer it from prr_out == 0.
-        let fast_rexmit = self.prr_out == 0;
-        let out = prr::tcp_cwnd_reduction(&st, newly_acked_sacked as i32, newly_lost as i32, flag, fast_rexmit, &cfg);
+        let out = prr::tcp_cwnd_reduction(&st, newly_acked_sacked, newly_lost as i32, flag, fast_rexmit, &cfg);
         self.prr_delivered = out.prr_delivered;
         self.tp.snd_cwnd = out.cwnd.max(1);
     }
@@ -652,12 +678,15 @@ impl Connection {
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
             self.init_undo();
         }
-        self.tp.snd_cwnd = self.packets_in_flight() + 1;
+        // ≥ 5.10 counts what is still in flight; 3.x set cwnd to 1.
+        self.tp.snd_cwnd = if self.cfg.ack_era == AckEra::V3_12 { 1 } else { self.packets_in_flight() + 1 };
         self.tp.snd_cwnd_cnt = 0;
         self.snd_cwnd_stamp = self.tp.jiffies;
         // A timeout after many dupacks in Disorder: reordering was
         // over-estimated.
-        if self.tp.ca_state <= CaState::Disorder && self.sacked_out >= self.cfg.tcp_reordering {
+        // (v3.11 did this on every RTO; the condition came in v3.12.)
+        let v3_11 = self.cfg.cwnd_growth == CwndGrowthRule::V3_11;
+        if v3_11 || (self.tp.ca_state <= CaState::Disorder && self.sacked_out >= self.cfg.tcp_reordering) {
             self.reordering = self.reordering.min(self.cfg.tcp_reordering);
         }
         self.set_ca_state(CaState::Loss);

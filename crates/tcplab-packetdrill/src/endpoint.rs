@@ -1,0 +1,92 @@
+//! The TCP endpoint the driver runs a script against, as a trait so that
+//! the driver's own tests can use a scripted stand-in; [`tcplab_core::Connection`]
+//! is the real implementation.
+
+use tcplab_core::wire::{SegmentRepr, SeqNum};
+use tcplab_core::{Connection, Instant, TcpConfig, TcpInfo, TcpState};
+
+/// The sans-IO calls the driver makes (the calling protocol of
+/// [`tcplab_core::Connection`]).
+pub trait Endpoint {
+    fn handle_segment(&mut self, now: Instant, seg: &SegmentRepr);
+    fn handle_timeout(&mut self, now: Instant);
+    fn poll_transmit(&mut self, now: Instant) -> Option<SegmentRepr>;
+    fn poll_timeout(&self) -> Option<Instant>;
+    fn write(&mut self, bytes: u64) -> u64;
+    fn read(&mut self, max: u64) -> u64;
+    fn readable(&self) -> u64;
+    fn close(&mut self);
+    fn set_nodelay(&mut self, on: bool);
+    fn info(&self) -> TcpInfo;
+    fn state(&self) -> TcpState;
+}
+
+impl Endpoint for Connection {
+    fn handle_segment(&mut self, now: Instant, seg: &SegmentRepr) {
+        Connection::handle_segment(self, now, seg)
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        Connection::handle_timeout(self, now)
+    }
+    fn poll_transmit(&mut self, now: Instant) -> Option<SegmentRepr> {
+        Connection::poll_transmit(self, now)
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        Connection::poll_timeout(self)
+    }
+    fn write(&mut self, bytes: u64) -> u64 {
+        Connection::write(self, bytes)
+    }
+    fn read(&mut self, max: u64) -> u64 {
+        Connection::read(self, max)
+    }
+    fn readable(&self) -> u64 {
+        Connection::readable(self)
+    }
+    fn close(&mut self) {
+        Connection::close(self)
+    }
+    fn set_nodelay(&mut self, on: bool) {
+        Connection::set_nodelay(self, on)
+    }
+    fn info(&self) -> TcpInfo {
+        Connection::info(self)
+    }
+    fn state(&self) -> TcpState {
+        Connection::state(self)
+    }
+}
+
+/// Creates endpoints: a passive one when a SYN reaches a listening
+/// socket, an active one on `connect()`.
+pub trait EndpointFactory {
+    fn server(&mut self, cfg: &TcpConfig, local_port: u16, remote_port: u16, iss: SeqNum) -> Box<dyn Endpoint>;
+    fn client(
+        &mut self,
+        cfg: &TcpConfig,
+        local_port: u16,
+        remote_port: u16,
+        iss: SeqNum,
+        now: Instant,
+    ) -> Box<dyn Endpoint>;
+}
+
+/// Builds [`tcplab_core::Connection`]s.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CoreFactory;
+
+impl EndpointFactory for CoreFactory {
+    fn server(&mut self, cfg: &TcpConfig, local_port: u16, remote_port: u16, iss: SeqNum) -> Box<dyn Endpoint> {
+        Box::new(Connection::server(cfg, local_port, remote_port, iss))
+    }
+    fn client(
+        &mut self,
+        cfg: &TcpConfig,
+        local_port: u16,
+        remote_port: u16,
+        iss: SeqNum,
+        now: Instant,
+    ) -> Box<dyn Endpoint> {
+        Box::new(Connection::client(cfg, local_port, remote_port, iss, now))
+    }
+}
