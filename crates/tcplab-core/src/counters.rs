@@ -70,7 +70,25 @@ mibs! {
     TcpExtTCPPureAcks,
     TcpExtTCPHPAcks,
     TcpExtTCPOFOQueue,
+    TcpExtTCPOFODrop,
+    TcpExtTCPOFOMerge,
+    TcpExtTCPRcvQDrop,
+    TcpExtTCPZeroWindowDrop,
+    TcpExtPruneCalled,
+    TcpExtRcvPruned,
+    TcpExtOfoPruned,
+    TcpExtTCPAckCompressed,
+    TcpExtTCPACKSkippedSeq,
     TcpExtTCPSynRetrans,
+    // tcplab-only, not in Linux (which has no HyStart++): RFC 9406
+    // HyStart++ (cc/hystart_plus.rs) for CUBIC and Reno. CSS entries
+    // (slow start -> CSS), CSS resumes (CSS -> slow start: the exit was
+    // spurious), exits (CSS_ROUNDS done: ssthresh = cwnd) and the sum of
+    // cwnd at those exits, as TCPHystartDelayCwnd sums Linux's.
+    TcplabHystartPlusPlusCssEntries,
+    TcplabHystartPlusPlusCssResumes,
+    TcplabHystartPlusPlusExits,
+    TcplabHystartPlusPlusExitCwnd,
 }
 
 /// A set of counters, one per [`Mib`].
