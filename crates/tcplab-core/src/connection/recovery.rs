@@ -568,7 +568,10 @@ impl Connection {
         let high_reordering = self.reordering > self.cfg.tcp_reordering;
         match self.cfg.cwnd_growth {
             CwndGrowthRule::V3_12 => {
-                if high_reordering {
+                // (≥ 4.9 checks the reduction in tcp_cong_control instead.)
+                if self.in_cwnd_reduction() {
+                    false
+                } else if high_reordering {
                     flag & FLAG_FORWARD_PROGRESS != 0
                 } else {
                     flag & FLAG_DATA_ACKED != 0
