@@ -12,6 +12,7 @@
 use tcplab_core::cc::cubic::{CubicParams, CubicVersion};
 use tcplab_core::cc::dctcp::{DctcpParams, DctcpVersion};
 use tcplab_core::cc::hystart::HystartVersion;
+use tcplab_core::cc::reno::RenoParams;
 use tcplab_core::cc::CcConfig;
 use tcplab_core::config::CwndGrowthRule;
 use tcplab_core::prr::PrrRule;
@@ -386,6 +387,31 @@ pub static CUBIC_PARAMS: &[Knob<CubicParams>] = &[
         name: "hystart_delay_thresh_shift",
         kind: Kind::U32 { acc: |p| &mut p.hystart_delay_thresh_shift, min: 0, max: 31, unit: IntUnit::Count },
         doc: "HyStart delay threshold is delay_min >> this (4 before v3.19, 3 since).",
+    },
+    Knob {
+        name: "hystart_plus_plus",
+        kind: Kind::Bool(|p| &mut p.hystart_plus_plus),
+        doc: "tcplab-only, not in Linux: leave slow start by HyStart++ (RFC 9406) instead of HyStart.",
+    },
+    Knob {
+        name: "hystart_plus_plus_l",
+        kind: Kind::U32 { acc: |p| &mut p.hystart_plus_plus_l, min: 0, max: u32::MAX, unit: IntUnit::Count },
+        doc: "tcplab-only: HyStart++ L, packets of growth per ACK (0 = RFC: infinity if paced, else 8).",
+    },
+];
+
+/// tcplab-only options of Reno (`[tcp.reno]`; Linux's `tcp_reno` has no
+/// module parameters). Same names as the HyStart++ keys of [`CUBIC_PARAMS`].
+pub static RENO_PARAMS: &[Knob<RenoParams>] = &[
+    Knob {
+        name: "hystart_plus_plus",
+        kind: Kind::Bool(|p| &mut p.hystart_plus_plus),
+        doc: "tcplab-only, not in Linux: leave slow start by HyStart++ (RFC 9406); off = Linux's Reno.",
+    },
+    Knob {
+        name: "hystart_plus_plus_l",
+        kind: Kind::U32 { acc: |p| &mut p.hystart_plus_plus_l, min: 0, max: u32::MAX, unit: IntUnit::Count },
+        doc: "tcplab-only: HyStart++ L, packets of growth per ACK (0 = RFC: infinity if paced, else 8).",
     },
 ];
 

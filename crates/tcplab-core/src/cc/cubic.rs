@@ -52,8 +52,17 @@
 //! `gso_max_size` (6.13 ACK-train threshold). Written: `snd_cwnd`,
 //! `snd_cwnd_cnt`, `snd_ssthresh` (HyStart exit, `initial_ssthresh`),
 //! `mib`.
+//!
+//! # HyStart++ (tcplab-only)
+//!
+//! [`CubicParams::hystart_plus_plus`] swaps Linux HyStart for HyStart++
+//! (RFC 9406, [`super::hystart_plus`]), which Linux does not ship: Linux
+//! HyStart then never runs (no `hystart_update`, no round resets, no
+//! `TCPHystart*` counters), and the initial slow start is HyStart++'s
+//! (`L`-limited, CSS). Everything else stays the era's CUBIC.
 
 use super::hystart::{Hystart, HystartExit, HystartVersion};
+use super::hystart_plus::HystartPlusPlus;
 use super::{
     tcp_cong_avoid_ai, tcp_cong_avoid_ai_v3_18, tcp_in_slow_start, tcp_is_cwnd_limited,
     tcp_reno_undo_cwnd, tcp_slow_start, tcp_slow_start_v3_18, tcp_slow_start_v3_19, AckSample,
@@ -146,6 +155,13 @@ pub struct CubicParams {
     /// before "tcp_cubic: refine Hystart delay threshold" (≤ 3.18, 6.25 %),
     /// 3 after (≥ 3.19, 12.5 %).
     pub hystart_delay_thresh_shift: u32,
+    /// Not a tcp_cubic parameter (tcplab-only): leave the initial slow start
+    /// by HyStart++ (RFC 9406) instead of Linux HyStart, whose `hystart*`
+    /// parameters are then unused. Default false, as in Linux.
+    pub hystart_plus_plus: bool,
+    /// HyStart++'s `L`, packets of cwnd growth per ACK; 0 (default) = the
+    /// RFC 9406 §4.3 rule: infinity when paced, 8 when not.
+    pub hystart_plus_plus_l: u32,
 }
 
 impl Default for CubicParams {
@@ -171,6 +187,8 @@ impl CubicParams {
             hystart_ack_delta_us: 2000,
             hystart_version: version.hystart_version(),
             hystart_delay_thresh_shift: if version == CubicVersion::V3_18 { 4 } else { 3 },
+            hystart_plus_plus: false,
+            hystart_plus_plus_l: 0,
         }
     }
 
@@ -312,6 +330,8 @@ pub struct Cubic {
     cube_factor: u64,
     ca: Bictcp,
     trace: CubicTrace,
+    /// HyStart++ state, used when `params.hystart_plus_plus` (tcplab-only).
+    hspp: HystartPlusPlus,
 }
 
 /// `cubic_root(a)`: cube root of a u64 by a 64-entry table of the top bits
@@ -397,6 +417,7 @@ impl Cubic {
         let cube_factor = (1u64 << (10 + 3 * BICTCP_HZ))
             .checked_div(cube_rtt_scale as u64)
             .unwrap_or(0);
+        let hspp = HystartPlusPlus::new(params.hystart_plus_plus_l);
         Cubic {
             params,
             beta_scale,
@@ -404,6 +425,7 @@ impl Cubic {
             cube_factor,
             ca: Bictcp::default(),
             trace: CubicTrace::default(),
+            hspp,
         }
     }
 
@@ -434,6 +456,19 @@ impl Cubic {
     /// Returns and clears what the hooks did since the last call.
     pub fn take_trace(&mut self) -> CubicTrace {
         core::mem::take(&mut self.trace)
+    }
+    /// The HyStart++ state, if HyStart++ is selected.
+    pub fn hystart_plus_plus(&self) -> Option<&HystartPlusPlus> {
+        self.params.hystart_plus_plus.then_some(&self.hspp)
+    }
+    /// Mutable HyStart++ state, if selected (tests seed situations).
+    pub fn hystart_plus_plus_mut(&mut self) -> Option<&mut HystartPlusPlus> {
+        self.params.hystart_plus_plus.then_some(&mut self.hspp)
+    }
+
+    /// Linux HyStart is on: `hystart` and HyStart++ not selected instead.
+    fn linux_hystart(&self) -> bool {
+        self.params.hystart && !self.params.hystart_plus_plus
     }
 
     fn is_v3(&self) -> bool {
@@ -612,8 +647,11 @@ impl CongestionOps for Cubic {
         if self.is_v3() {
             self.ca.loss_cwnd = 0;
         }
-        if self.params.hystart {
+        if self.linux_hystart() {
             self.ca.hystart.reset(tp, self.params.hystart_version);
+        }
+        if self.params.hystart_plus_plus {
+            self.hspp.init(tp);
         }
         if !self.params.hystart && self.params.initial_ssthresh != 0 {
             tp.snd_ssthresh = self.params.initial_ssthresh;
@@ -630,6 +668,9 @@ impl CongestionOps for Cubic {
     fn ssthresh(&mut self, tp: &mut CaCtx) -> u32 {
         let cwnd = tp.snd_cwnd;
         let beta = self.params.beta;
+        // A congestion event ends HyStart++ for good (CUBIC's own beta
+        // applies, see hystart_plus.rs).
+        self.hspp.on_congestion();
         self.ca.epoch_start = 0; // end of epoch
         if cwnd < self.ca.last_max_cwnd && self.params.fast_convergence {
             self.ca.last_max_cwnd =
@@ -659,14 +700,18 @@ impl CongestionOps for Cubic {
         if tcp_in_slow_start(tp, era) {
             // ≤ 5.10: a HyStart round ends when the ACK passes end_seq,
             // checked here, after pkts_acked has seen this ACK.
-            if self.params.hystart
+            if self.linux_hystart()
                 && self.params.hystart_version != HystartVersion::Current
                 && ack.after(self.ca.hystart.end_seq)
             {
                 self.ca.hystart.reset(tp, self.params.hystart_version);
                 self.trace.round_resets = self.trace.round_resets.saturating_add(1);
             }
+            let hspp = self.params.hystart_plus_plus && self.hspp.is_active(tp, era);
             match self.params.version {
+                // tcplab-only: HyStart++'s L-limited (in CSS divided) slow
+                // start in the era's form; in 3.18 it leaves nothing for AI.
+                _ if hspp => acked = self.hspp.slow_start(tp, acked, era),
                 CubicVersion::V3_18 => {
                     tcp_slow_start_v3_18(tp, acked);
                     self.trace.path = Some(UpdatePath::SlowStartOnly);
@@ -698,6 +743,7 @@ impl CongestionOps for Cubic {
     //= linux:v6.13:net/ipv4/tcp_cubic.c#cubictcp_state
     fn set_state(&mut self, tp: &mut CaCtx, new_state: CaState) {
         if new_state == CaState::Loss {
+            self.hspp.on_congestion();
             self.reset();
             self.ca.hystart.reset(tp, self.params.hystart_version);
         }
@@ -737,6 +783,11 @@ impl CongestionOps for Cubic {
                 .wrapping_add(sample.pkts_acked);
             self.ca.delayed_ack = ratio.min(ACK_RATIO_LIMIT) as u16;
         }
+        if self.params.hystart_plus_plus {
+            // Rounds advance on every ACK, sample or not.
+            let era = self.params.version.cc_era();
+            self.hspp.pkts_acked(tp, sample.rtt_us, era);
+        }
         // The kernel's sample is an s32.
         let rtt_us = sample.rtt_us as i32;
         // Some calls are for duplicates without timestamps.
@@ -763,13 +814,16 @@ impl CongestionOps for Cubic {
             self.ca.delay_min = delay;
         }
 
+        let linux_hystart = self.linux_hystart();
         let p = &self.params;
         let run = match p.hystart_version {
             HystartVersion::Current => {
-                self.ca.hystart.found == 0 && tcp_in_slow_start(tp, CcEra::Current) && p.hystart
+                self.ca.hystart.found == 0 && tcp_in_slow_start(tp, CcEra::Current) && linux_hystart
             }
             HystartVersion::V3_18 | HystartVersion::V3_19 => {
-                p.hystart && tp.snd_cwnd <= tp.snd_ssthresh && tp.snd_cwnd >= p.hystart_low_window
+                linux_hystart
+                    && tp.snd_cwnd <= tp.snd_ssthresh
+                    && tp.snd_cwnd >= p.hystart_low_window
             }
         };
         if run {

@@ -255,6 +255,7 @@ pub trait CongestionOps {
 pub mod cubic;
 pub mod dctcp;
 pub mod hystart;
+pub mod hystart_plus;
 pub mod reno;
 
 /// Which kernel's form of the shared `tcp_cong.c` helpers (and of CUBIC,

@@ -6,35 +6,78 @@
 //! CaCtx fields read: `snd_cwnd`, `snd_ssthresh`, `snd_cwnd_cnt`,
 //! `snd_cwnd_clamp`, `is_cwnd_limited`, `max_packets_out`, `prior_cwnd`.
 //! Written: `snd_cwnd`, `snd_cwnd_cnt`.
+//!
+//! Linux's Reno has no early slow-start exit. [`RenoParams`] can add one
+//! that Linux does not have: HyStart++ (RFC 9406, [`super::hystart_plus`]),
+//! which also reads `snd_una`, `snd_nxt`, `pacing_status` and writes
+//! `snd_ssthresh` and `mib`. Off by default.
 
+use super::hystart_plus::HystartPlusPlus;
 use super::{
-    tcp_reno_cong_avoid_era, tcp_reno_ssthresh, tcp_reno_undo_cwnd, CaCtx, CcEra, CongestionOps,
+    tcp_cong_avoid_ai_era, tcp_is_cwnd_limited, tcp_reno_cong_avoid_era, tcp_reno_ssthresh,
+    tcp_reno_undo_cwnd, AckSample, CaCtx, CaState, CcEra, CongestionOps,
 };
 use tcplab_wire::SeqNum;
 
+/// tcplab-only options of Reno (the kernel's `tcp_reno` has no module
+/// parameters). The default is Linux's Reno.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct RenoParams {
+    /// Leave the initial slow start by HyStart++ (RFC 9406). Default false:
+    /// plain slow start until loss, as Linux.
+    pub hystart_plus_plus: bool,
+    /// HyStart++'s `L`, packets of cwnd growth per ACK; 0 (default) = the
+    /// RFC 9406 §4.3 rule: infinity when paced, 8 when not.
+    pub hystart_plus_plus_l: u32,
+}
+
 /// `struct tcp_congestion_ops tcp_reno`. Stateless apart from the era of
-/// the helpers it calls.
+/// the helpers it calls (and, when selected, HyStart++'s state).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct Reno {
     era: CcEra,
+    params: RenoParams,
+    hspp: HystartPlusPlus,
 }
 
 impl Reno {
     /// Current (≥ 4.13) Reno.
     pub fn new() -> Reno {
-        Reno {
-            era: CcEra::Current,
-        }
+        Reno::with_era(CcEra::Current)
     }
 
     /// Reno with the `tcp_cong.c` helpers of `era` (see [`CcEra`]).
     pub fn with_era(era: CcEra) -> Reno {
-        Reno { era }
+        Reno::with_params(era, RenoParams::default())
+    }
+
+    /// Reno of `era` with the tcplab-only options in `params`.
+    pub fn with_params(era: CcEra, params: RenoParams) -> Reno {
+        Reno {
+            era,
+            params,
+            hspp: HystartPlusPlus::new(params.hystart_plus_plus_l),
+        }
     }
 
     /// The era of the helpers.
     pub fn era(&self) -> CcEra {
         self.era
+    }
+
+    /// The tcplab-only options.
+    pub fn params(&self) -> &RenoParams {
+        &self.params
+    }
+
+    /// The HyStart++ state, if HyStart++ is selected.
+    pub fn hystart_plus_plus(&self) -> Option<&HystartPlusPlus> {
+        self.params.hystart_plus_plus.then_some(&self.hspp)
+    }
+
+    /// Mutable HyStart++ state, if selected (tests seed situations).
+    pub fn hystart_plus_plus_mut(&mut self) -> Option<&mut HystartPlusPlus> {
+        self.params.hystart_plus_plus.then_some(&mut self.hspp)
     }
 }
 
@@ -43,16 +86,56 @@ impl CongestionOps for Reno {
         "reno"
     }
 
-    /// `tcp_reno_ssthresh`: `max(cwnd / 2, 2)`.
+    /// Linux's Reno has no `init`; with HyStart++ selected, HyStart++
+    /// starts here.
+    fn init(&mut self, tp: &mut CaCtx) {
+        if self.params.hystart_plus_plus {
+            self.hspp.init(tp);
+        }
+    }
+
+    /// `tcp_reno_ssthresh`: `max(cwnd / 2, 2)`. Also ends HyStart++ (the
+    /// normal reaction to loss and ECN applies).
     #[doc(alias = "tcp_reno_ssthresh")]
     fn ssthresh(&mut self, tp: &mut CaCtx) -> u32 {
+        self.hspp.on_congestion();
         tcp_reno_ssthresh(tp)
     }
 
-    /// `tcp_reno_cong_avoid` of the era.
+    /// `tcp_reno_cong_avoid` of the era; with HyStart++ active, its slow
+    /// start replaces `tcp_slow_start` (AI on the leftover as usual).
     #[doc(alias = "tcp_reno_cong_avoid")]
     fn cong_avoid(&mut self, tp: &mut CaCtx, _ack: SeqNum, acked: u32) {
-        tcp_reno_cong_avoid_era(tp, acked, self.era);
+        let era = self.era;
+        if !(self.params.hystart_plus_plus && self.hspp.is_active(tp, era)) {
+            tcp_reno_cong_avoid_era(tp, acked, era);
+            return;
+        }
+        if !tcp_is_cwnd_limited(tp, era) {
+            return;
+        }
+        // is_active implies slow start; 3.18 leaves nothing for AI.
+        let acked = self.hspp.slow_start(tp, acked, era);
+        if acked == 0 {
+            return;
+        }
+        let w = tp.snd_cwnd;
+        tcp_cong_avoid_ai_era(tp, w, acked, era);
+    }
+
+    /// Linux's Reno has no `set_state`; an RTO ends HyStart++.
+    fn set_state(&mut self, _tp: &mut CaCtx, new_state: CaState) {
+        if new_state == CaState::Loss {
+            self.hspp.on_congestion();
+        }
+    }
+
+    /// Linux's Reno has no `pkts_acked`; HyStart++ takes its rounds and RTT
+    /// samples here.
+    fn pkts_acked(&mut self, tp: &mut CaCtx, sample: &AckSample) {
+        if self.params.hystart_plus_plus {
+            self.hspp.pkts_acked(tp, sample.rtt_us, self.era);
+        }
     }
 
     /// ≥ 4.13 (`V4_17`, `Current`): `tcp_reno_undo_cwnd`, `max(cwnd, prior_cwnd)`. Before, Reno
