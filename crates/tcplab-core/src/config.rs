@@ -115,6 +115,13 @@ pub struct TcpConfig {
     pub ack_era: AckEra,
     /// What `cong_avoid`'s `acked` counts.
     pub acked_count: AckedCount,
+    /// v4.17: `tcp_time_to_recover` also fires on dupthresh
+    /// (`sacked_out + 1 > reordering`) with RACK on; v4.18 ("tcp: disable
+    /// RFC6675 loss detection") made RACK the only rule.
+    pub rack_with_dupthresh: bool,
+    /// `tcp_enter_loss` sets cwnd to 1 (≤ v4.17) instead of
+    /// `packets_in_flight + 1` (≥ v4.18, what RACK leaves in flight).
+    pub loss_cwnd_one: bool,
     /// `net.ipv4.tcp_fack` (≤ v4.14; on by default then, switched off per
     /// socket once reordering is seen). Only read by [`AckEra::V3_12`].
     pub tcp_fack: bool,
@@ -176,6 +183,8 @@ impl TcpConfig {
             ack_era: AckEra::Current,
             acked_count: AckedCount::Delivered,
             tcp_fack: false,
+            rack_with_dupthresh: false,
+            loss_cwnd_one: false,
             prr_rule: PrrRule::Current,
             cwnd_reduction_floor: 1,
             ack_on_cwr: true,
@@ -201,6 +210,7 @@ impl TcpConfig {
                 c.cwnd_growth = if name == "v3.11" { CwndGrowthRule::V3_11 } else { CwndGrowthRule::V3_12 };
                 c.ack_era = AckEra::V3_12;
                 c.tcp_fack = true;
+                c.loss_cwnd_one = true;
                 c.acked_count = if matches!(name, "v3.11" | "v3.12") { AckedCount::PerAck } else { AckedCount::Cumulative };
                 c.congestion_control = c.congestion_control_named("cubic")?;
             }
@@ -208,6 +218,8 @@ impl TcpConfig {
                 c.preset = "v4.17";
                 c.tcp_no_ssthresh_metrics_save = false;
                 c.prr_rule = PrrRule::V4_17;
+                c.rack_with_dupthresh = true;
+                c.loss_cwnd_one = true;
                 c.ack_on_cwr = false;
                 c.dctcp_ack_on_ce_change = false;
                 c.congestion_control = c.congestion_control_named("cubic")?;

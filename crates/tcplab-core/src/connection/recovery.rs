@@ -134,7 +134,8 @@ impl Connection {
             // 3.x: PRR runs inside the state machine.
             let newly = self.v3_newly_acked_sacked();
             self.cwnd_reduction(newly, 0, flag, fast_rexmit);
-        } else if !self.rack_enabled() && do_lost {
+        } else if (!self.rack_enabled() || self.cfg.rack_with_dupthresh) && do_lost {
+            // (v4.17 still marked by the RFC 6675 count with RACK on.)
             self.update_scoreboard(fast_rexmit);
         }
         *rexmit = Rexmit::Lost;
@@ -153,12 +154,14 @@ impl Connection {
     }
 
     /// `tcp_time_to_recover` (6.13): something is marked lost, or, only
-    /// without RACK, more than `reordering` packets were SACKed (dupthresh).
+    /// without RACK (or with v4.17's `rack_with_dupthresh`), more than
+    /// `reordering` packets were SACKed (dupthresh).
     fn time_to_recover(&self) -> bool {
         if self.cfg.ack_era == AckEra::V3_12 {
             return self.time_to_recover_v3();
         }
-        self.lost_out > 0 || (!self.rack_enabled() && self.sacked_out + 1 > self.reordering)
+        let dupthresh = !self.rack_enabled() || self.cfg.rack_with_dupthresh;
+        self.lost_out > 0 || (dupthresh && self.sacked_out + 1 > self.reordering)
     }
 
     /// `tcp_identify_packet_loss`: NewReno marks the head lost, RACK by
@@ -681,8 +684,8 @@ impl Connection {
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
             self.init_undo();
         }
-        // ≥ 5.10 counts what is still in flight; 3.x set cwnd to 1.
-        self.tp.snd_cwnd = if self.cfg.ack_era == AckEra::V3_12 { 1 } else { self.packets_in_flight() + 1 };
+        // ≥ 4.18 counts what is still in flight; earlier kernels set 1.
+        self.tp.snd_cwnd = if self.cfg.loss_cwnd_one { 1 } else { self.packets_in_flight() + 1 };
         self.tp.snd_cwnd_cnt = 0;
         self.snd_cwnd_stamp = self.tp.jiffies;
         // A timeout after many dupacks in Disorder: reordering was
