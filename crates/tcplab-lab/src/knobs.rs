@@ -14,7 +14,7 @@ use tcplab_core::cc::dctcp::{DctcpParams, DctcpVersion};
 use tcplab_core::cc::hystart::HystartVersion;
 use tcplab_core::cc::reno::RenoParams;
 use tcplab_core::cc::CcConfig;
-use tcplab_core::config::CwndGrowthRule;
+use tcplab_core::config::{AckEra, AckedCount, CwndGrowthRule};
 use tcplab_core::prr::PrrRule;
 use tcplab_core::TcpConfig;
 
@@ -92,6 +92,8 @@ pub fn type_desc<C>(k: &Knob<C>) -> String {
 }
 
 const CWND_GROWTH: &[&str] = &["v3.11", "posted", "v3.12"];
+const ACK_ERAS: &[&str] = &["v3.12", "current"];
+const ACKED_COUNTS: &[&str] = &["per-ack", "cumulative", "delivered"];
 const PRR_RULES: &[&str] = &["v3.12", "v4.17", "current"];
 
 fn cwnd_growth_name(c: &TcpConfig) -> &'static str {
@@ -107,6 +109,33 @@ fn set_cwnd_growth(c: &mut TcpConfig, n: &str) {
         "v3.11" => CwndGrowthRule::V3_11,
         "posted" => CwndGrowthRule::Posted,
         _ => CwndGrowthRule::V3_12,
+    };
+}
+
+fn ack_era_name(c: &TcpConfig) -> &'static str {
+    match c.ack_era {
+        AckEra::V3_12 => "v3.12",
+        AckEra::Current => "current",
+    }
+}
+
+fn set_ack_era(c: &mut TcpConfig, n: &str) {
+    c.ack_era = if n == "v3.12" { AckEra::V3_12 } else { AckEra::Current };
+}
+
+fn acked_count_name(c: &TcpConfig) -> &'static str {
+    match c.acked_count {
+        AckedCount::PerAck => "per-ack",
+        AckedCount::Cumulative => "cumulative",
+        AckedCount::Delivered => "delivered",
+    }
+}
+
+fn set_acked_count(c: &mut TcpConfig, n: &str) {
+    c.acked_count = match n {
+        "per-ack" => AckedCount::PerAck,
+        "cumulative" => AckedCount::Cumulative,
+        _ => AckedCount::Delivered,
     };
 }
 
@@ -248,6 +277,31 @@ pub static KNOBS: &[Knob] = &[
         name: "cwnd_growth",
         kind: Kind::Choice { names: CWND_GROWTH, get: cwnd_growth_name, set: set_cwnd_growth },
         doc: "Which ACKs may grow cwnd (patch \"tcp: increase throughput when reordering is high\").",
+    },
+    Knob {
+        name: "ack_era",
+        kind: Kind::Choice { names: ACK_ERAS, get: ack_era_name, set: set_ack_era },
+        doc: "tcp_ack structure: v3.12 (cong_avoid before fastretrans_alert, FACK, PRR inside) or current (>= 4.9).",
+    },
+    Knob {
+        name: "acked_count",
+        kind: Kind::Choice { names: ACKED_COUNTS, get: acked_count_name, set: set_acked_count },
+        doc: "What cong_avoid's acked counts: per-ack (<= 3.12), cumulative (3.13-4.8), delivered (>= 4.9).",
+    },
+    Knob {
+        name: "tcp_fack",
+        kind: Kind::Bool(|c| &mut c.tcp_fack),
+        doc: "net.ipv4.tcp_fack (<= 4.14; read only with ack_era = v3.12).",
+    },
+    Knob {
+        name: "rack_with_dupthresh",
+        kind: Kind::Bool(|c| &mut c.rack_with_dupthresh),
+        doc: "v4.17: dupthresh and RFC 6675 marking still apply with RACK on.",
+    },
+    Knob {
+        name: "loss_cwnd_one",
+        kind: Kind::Bool(|c| &mut c.loss_cwnd_one),
+        doc: "tcp_enter_loss sets cwnd to 1 (<= 4.17) instead of packets_in_flight + 1.",
     },
     Knob {
         name: "prr_rule",
