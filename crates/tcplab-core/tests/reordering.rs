@@ -1,0 +1,210 @@
+//! Reordering and the cwnd-growth rule of "tcp: increase throughput when
+//! reordering is high" (v3.12), on hand-built ACK sequences: one sender,
+//! ACKs crafted segment by segment.
+
+use tcplab_core::time::{Duration, Instant};
+use tcplab_core::wire::{SackBlock, SegmentRepr, SeqNum, TcpFlags, TcpOptions};
+use tcplab_core::{CaState, Connection, Mib, TcpConfig, TcpMetrics};
+
+const ISS: u32 = 1000;
+const IRS: u32 = 9000;
+const MSS: u32 = 1460;
+
+/// A sender whose peer is played by the test.
+struct Sender {
+    now: Instant,
+    c: Connection,
+    sent: Vec<SegmentRepr>,
+}
+
+impl Sender {
+    /// Handshake done (RTT 10 ms), `bytes` written, the initial window out.
+    fn new(mut cfg: TcpConfig, cached: Option<TcpMetrics>, bytes: u64) -> Sender {
+        cfg.tcp_timestamps = false;
+        let now = Instant::ZERO;
+        let mut c = Connection::client_with_metrics(&cfg, 40000, 80, SeqNum(ISS), now, cached.as_ref());
+        let syn = c.poll_transmit(now).expect("SYN");
+        assert!(syn.flags.syn());
+        let mut s = Sender { now, c, sent: vec![] };
+        s.now = Instant::from_millis(10);
+        let synack = SegmentRepr {
+            src_port: 80,
+            dst_port: 40000,
+            seq: SeqNum(IRS),
+            ack: SeqNum(ISS + 1),
+            flags: TcpFlags::SYN | TcpFlags::ACK,
+            window: 65535,
+            options: TcpOptions { mss: Some(MSS as u16), sack_permitted: true, wscale: Some(7), ..Default::default() },
+            ..Default::default()
+        };
+        s.c.handle_segment(s.now, &synack);
+        s.drain();
+        s.sent.clear();
+        s.c.write(bytes);
+        s.drain();
+        s
+    }
+
+    fn drain(&mut self) {
+        while let Some(seg) = self.c.poll_transmit(self.now) {
+            self.sent.push(seg);
+        }
+    }
+
+    /// Start of data segment `i` (0-based).
+    fn seq(i: u32) -> SeqNum {
+        SeqNum(ISS + 1 + i * MSS)
+    }
+
+    /// An ACK up to segment `upto` (exclusive) with SACK blocks given as
+    /// segment ranges [a, b).
+    fn ack(&mut self, upto: u32, sacks: &[(u32, u32)], dsack: Option<(u32, u32)>) {
+        self.now += Duration::from_micros(100);
+        let mut o = TcpOptions::default();
+        if let Some((a, b)) = dsack {
+            o.push_sack(SackBlock { start: Self::seq(a), end: Self::seq(b) });
+        }
+        for &(a, b) in sacks {
+            o.push_sack(SackBlock { start: Self::seq(a), end: Self::seq(b) });
+        }
+        let seg = SegmentRepr {
+            src_port: 80,
+            dst_port: 40000,
+            seq: SeqNum(IRS + 1),
+            ack: Self::seq(upto),
+            flags: TcpFlags::ACK,
+            window: 2000,
+            options: o,
+            ..Default::default()
+        };
+        self.c.handle_segment(self.now, &seg);
+        self.drain();
+    }
+}
+
+fn cached_reordering(r: u32) -> Option<TcpMetrics> {
+    Some(TcpMetrics { reordering: r, ..Default::default() })
+}
+
+// ------------------------------------------------------------ growth rule
+
+#[test]
+fn test_disorder_sack_only_ack_grows_cwnd_only_under_patch_rule_when_reordering_high() {
+    for (preset, grows) in [("v3.12", true), ("v3.11", false)] {
+        let cfg = TcpConfig::preset(preset).unwrap();
+        // The destination cache says reordering is 10 (> tcp_reordering).
+        let mut s = Sender::new(cfg, cached_reordering(10), 200_000);
+        assert_eq!(s.c.info().reordering, 10);
+        s.ack(1, &[], None); // segment 0 acked in order
+        s.ack(1, &[(2, 3)], None); // segment 2 SACKed: hole at 1 → Disorder
+        assert_eq!(s.c.ca_state(), CaState::Disorder);
+        let before = s.c.info().snd_cwnd;
+        s.ack(1, &[(2, 4)], None); // SACK-only forward progress
+        assert_eq!(s.c.ca_state(), CaState::Disorder);
+        let after = s.c.info().snd_cwnd;
+        assert_eq!(after > before, grows, "{preset}: cwnd {before} → {after}");
+    }
+}
+
+#[test]
+fn test_low_reordering_rules_agree() {
+    // reordering == tcp_reordering (3): both rules grow only on
+    // cumulative ACKs.
+    let mut results = vec![];
+    for preset in ["v3.11", "v3.12"] {
+        let cfg = TcpConfig::preset(preset).unwrap();
+        let mut s = Sender::new(cfg, None, 200_000);
+        s.ack(1, &[], None);
+        let c0 = s.c.info().snd_cwnd;
+        s.ack(1, &[(2, 3)], None);
+        let c1 = s.c.info().snd_cwnd;
+        s.ack(4, &[], None); // hole filled: cumulative progress
+        let c2 = s.c.info().snd_cwnd;
+        results.push((c0, c1, c2));
+    }
+    assert_eq!(results[0], results[1], "v3.11 vs v3.12 at reordering 3");
+    let (c0, c1, c2) = results[0];
+    assert_eq!(c1, c0, "a SACK-only ACK does not grow cwnd at reordering 3");
+    assert!(c2 > c1, "a cumulative ACK does");
+}
+
+// ------------------------------------------------------------ reordering metric
+
+#[test]
+fn test_reordered_delivery_raises_reordering_by_its_distance() {
+    // Segment 8 is SACKed, then a cumulative ACK covers 0..9: segment 0
+    // (never retransmitted) arrived 9 segments late in sequence space.
+    let mut s = Sender::new(TcpConfig::default(), None, 200_000);
+    s.ack(0, &[(8, 9)], None);
+    assert_eq!(s.c.info().reordering, 3);
+    s.ack(9, &[], None);
+    assert_eq!(s.c.info().reordering, 9);
+    assert_eq!(s.c.counters().get(Mib::TcpExtTCPSACKReorder), 1);
+    assert_eq!(s.c.info().reord_seen, 1);
+}
+
+#[test]
+fn test_reordering_never_exceeds_tcp_max_reordering() {
+    let mut cfg = TcpConfig::default();
+    cfg.tcp_max_reordering = 5;
+    let mut s = Sender::new(cfg, None, 200_000);
+    s.ack(0, &[(8, 9)], None);
+    s.ack(9, &[], None);
+    assert_eq!(s.c.info().reordering, 5);
+}
+
+#[test]
+fn test_v3_reordering_counted_in_packets() {
+    // 3.x: a cached reordering (5) is restored and switches FACK off; a
+    // hole of 6 packets filled by the original raises reordering to 6,
+    // counted as TCPSACKReorder (FACK off), via tcp_update_reordering.
+    let mut s = Sender::new(TcpConfig::preset("v3.12").unwrap(), cached_reordering(5), 200_000);
+    assert_eq!(s.c.info().reordering, 5);
+    s.ack(0, &[(5, 6)], None);
+    assert_eq!(s.c.ca_state(), CaState::Disorder);
+    s.ack(6, &[], None);
+    assert_eq!(s.c.info().reordering, 6);
+    assert_eq!(s.c.counters().get(Mib::TcpExtTCPSACKReorder), 1);
+    assert_eq!(s.c.counters().get(Mib::TcpExtTCPFACKReorder), 0);
+    // A shorter reordering later does not lower it.
+    s.ack(6, &[(8, 9)], None);
+    s.ack(9, &[], None);
+    assert_eq!(s.c.info().reordering, 6);
+}
+
+// ------------------------------------------------------------ D-SACK undo
+
+#[test]
+fn test_dsack_of_spurious_fast_retransmit_restores_cwnd_and_ssthresh() {
+    // SACK-based loss detection of the patch's era (RACK off), in the
+    // v3.12 structure and in the current one.
+    let mut current = TcpConfig::default();
+    current.tcp_recovery = 0;
+    for cfg in [TcpConfig::preset("v3.12").unwrap(), current] {
+        let era = cfg.preset;
+        let mut s = Sender::new(cfg, None, 400_000);
+        for i in 1..=10 {
+            s.ack(i, &[], None);
+        }
+        let prior = s.c.info();
+        assert_eq!(prior.ca_state, CaState::Open);
+        // Segment 10 is missing; three SACKs above it reach dupthresh.
+        s.ack(10, &[(11, 12)], None);
+        s.ack(10, &[(11, 13)], None);
+        s.ack(10, &[(11, 14)], None);
+        let rec = s.c.info();
+        assert_eq!(rec.ca_state, CaState::Recovery, "{era}");
+        assert!(rec.snd_ssthresh < prior.snd_cwnd, "{era}");
+        assert_eq!(s.c.counters().get(Mib::TcpExtTCPFastRetrans), 1, "{era}: only the hole is retransmitted");
+        // The original was only delayed: it fills the hole (a partial
+        // ACK, still in Recovery), then the retransmission arrives and the
+        // receiver D-SACKs it.
+        s.ack(14, &[], None);
+        assert_eq!(s.c.ca_state(), CaState::Recovery, "{era}");
+        s.ack(14, &[], Some((10, 11)));
+        let undone = s.c.info();
+        assert_eq!(s.c.counters().get(Mib::TcpExtTCPDSACKUndo), 1, "{era}");
+        assert_eq!(undone.snd_ssthresh, prior.snd_ssthresh.max(prior.snd_cwnd * 3 / 4), "{era}: prior ssthresh");
+        assert!(undone.snd_cwnd >= prior.snd_cwnd, "{era}: cwnd {} restored to at least {}", undone.snd_cwnd, prior.snd_cwnd);
+    }
+}
