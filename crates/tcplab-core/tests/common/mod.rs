@@ -44,6 +44,8 @@ pub enum Fate {
     Drop,
     /// Deliver with this much extra delay.
     Delay(Duration),
+    /// Deliver with the IP ECN field set to CE (a marking switch).
+    MarkCe,
 }
 
 pub struct Pair {
@@ -105,10 +107,17 @@ impl Pair {
                 let start = self.busy_until[d].max(self.now);
                 let tx_done = start + Duration::from_nanos(self.ns_per_byte * seg.wire_len() as u64);
                 self.busy_until[d] = tx_done;
+                let mut seg = seg;
                 let at = match fate {
                     Fate::Drop => continue,
                     Fate::Deliver => tx_done + self.delay,
                     Fate::Delay(x) => tx_done + self.delay + x,
+                    Fate::MarkCe => {
+                        if seg.ecn.is_ect() {
+                            seg.ecn = tcplab_core::wire::Ecn::Ce;
+                        }
+                        tx_done + self.delay
+                    }
                 };
                 self.seq += 1;
                 self.queue.push(InFlight { at, seq: self.seq, to, seg });
