@@ -26,7 +26,15 @@
 //!     "min_rtt_us": 20000,         // tcpi_min_rtt, µs
 //!     "completed_at_s": null,      // when a finite transfer finished
 //!     "goodput_last_bps": 9.4e7 | null,  // over the last run.goodput_window
-//!     "counters": { "TcpExtTCPDelivered": 1, ... }   // this flow, every counter
+//!     "counters": { "TcpExtTCPDelivered": 1, ... },  // this flow, every counter
+//!     "rpc": null | {              // an RPC flow's transaction latencies, µs
+//!       "count": 1000, "min_us": 1.0, "mean_us": 1.0, "p50_us": 1.0,
+//!       "p90_us": 1.0, "p99_us": 1.0, "p999_us": 1.0, "max_us": 1.0
+//!     },
+//!     "runs": [{                   // one per connection (flow.repeat), in order
+//!       "start_s": 0.0, "completed_at_s": 1.0 | null, "closed_at_s": 1.0 | null,
+//!       "bytes_delivered": 1, "goodput_bps": 1.0, "retransmits": 0, "rpcs": 0
+//!     }]
 //!   }],
 //!   "links": [{
 //!     "id": "bottleneck:sw->h2",   // link name : from -> to (one per direction)
@@ -52,7 +60,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use tcplab_core::time::Duration;
 use tcplab_core::Counters;
-use tcplab_sim::result::TraceRow;
+use tcplab_sim::result::{RpcStats, RunSummary, TraceRow};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
@@ -84,6 +92,64 @@ pub struct FlowReport {
     pub completed_at_s: Option<f64>,
     pub goodput_last_bps: Option<f64>,
     pub counters: BTreeMap<&'static str, u64>,
+    pub rpc: Option<RpcReport>,
+    pub runs: Vec<FlowRunReport>,
+}
+
+/// An RPC flow's latencies in µs (from exact integer nanoseconds;
+/// percentiles as `tcplab_sim::result::RpcStats` defines them).
+#[derive(Clone, Debug, Serialize)]
+pub struct RpcReport {
+    pub count: u64,
+    pub min_us: f64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+impl RpcReport {
+    fn new(s: &RpcStats) -> Self {
+        let us = |ns: u64| ns as f64 / 1e3;
+        RpcReport {
+            count: s.count,
+            min_us: us(s.min_ns),
+            mean_us: us(s.mean_ns),
+            p50_us: us(s.p50_ns),
+            p90_us: us(s.p90_ns),
+            p99_us: us(s.p99_ns),
+            p999_us: us(s.p999_ns),
+            max_us: us(s.max_ns),
+        }
+    }
+}
+
+/// One run (connection) of a flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowRunReport {
+    pub start_s: f64,
+    pub completed_at_s: Option<f64>,
+    pub closed_at_s: Option<f64>,
+    pub bytes_delivered: u64,
+    pub goodput_bps: f64,
+    pub retransmits: u64,
+    pub rpcs: u64,
+}
+
+impl FlowRunReport {
+    fn new(r: &RunSummary) -> Self {
+        FlowRunReport {
+            start_s: r.start.as_secs_f64(),
+            completed_at_s: r.completed_at.map(|d| d.as_secs_f64()),
+            closed_at_s: r.closed_at.map(|d| d.as_secs_f64()),
+            bytes_delivered: r.bytes_delivered,
+            goodput_bps: r.goodput_bps,
+            retransmits: r.retransmits,
+            rpcs: r.rpcs,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -173,6 +239,8 @@ impl RunReport {
                     completed_at_s: f.completed_at.map(|d| d.as_secs_f64()),
                     goodput_last_bps,
                     counters: counter_map(&f.counters),
+                    rpc: f.rpc.as_ref().map(RpcReport::new),
+                    runs: f.runs.iter().map(FlowRunReport::new).collect(),
                 }
             })
             .collect();
@@ -254,6 +322,48 @@ impl RunReport {
             let _ = writeln!(s, "Jain's fairness index over the last {} s: {j}", fair.window_s);
         }
         s.push('\n');
+        let rpc_rows: Vec<Vec<String>> = self
+            .flows
+            .iter()
+            .filter_map(|f| f.rpc.as_ref().map(|r| (f, r)))
+            .map(|(f, r)| {
+                let ms = |us: f64| format!("{:.3}", us / 1e3);
+                vec![
+                    f.id.clone(),
+                    r.count.to_string(),
+                    ms(r.p50_us),
+                    ms(r.p90_us),
+                    ms(r.p99_us),
+                    ms(r.p999_us),
+                    ms(r.max_us),
+                ]
+            })
+            .collect();
+        if !rpc_rows.is_empty() {
+            table(&mut s, &["rpc flow", "count", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"], &rpc_rows);
+            s.push('\n');
+        }
+        let run_rows: Vec<Vec<String>> = self
+            .flows
+            .iter()
+            .filter(|f| f.runs.len() > 1)
+            .flat_map(|f| {
+                f.runs.iter().enumerate().map(move |(k, r)| {
+                    vec![
+                        f.id.clone(),
+                        k.to_string(),
+                        format!("{:.3}", r.start_s),
+                        format!("{:.2}", r.goodput_bps / 1e6),
+                        r.bytes_delivered.to_string(),
+                        r.retransmits.to_string(),
+                    ]
+                })
+            })
+            .collect();
+        if !run_rows.is_empty() {
+            table(&mut s, &["flow", "run", "start s", "goodput Mbit/s", "bytes", "retrans"], &run_rows);
+            s.push('\n');
+        }
         let rows: Vec<Vec<String>> = self
             .links
             .iter()

@@ -19,15 +19,22 @@ use tcplab_core::config::PRESETS;
 use tcplab_core::time::Duration;
 use tcplab_core::TcpConfig;
 use tcplab_sim::config::{
-    AppConfig, DelayModel, DirectionConfig, FlowConfig, Limit, LinkConfig, NodeConfig, NodeKind, QueueConfig, SimConfig,
+    AppConfig, DelayModel, DirectionConfig, FlowConfig, FqConfig, FqPacing, Limit, LinkConfig, NodeConfig, NodeKind,
+    Qdisc, QueueConfig, Repeat, RpcConfig, SimConfig,
 };
-use tcplab_sim::{MAX_DELAY, MAX_FLOWS};
+use tcplab_sim::{FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MAX_FLOWS};
 
 /// Congestion-control modules the model has (`tcp_available_congestion_control`).
 pub const CONGESTION_CONTROLS: &[&str] = &["reno", "cubic", "dctcp"];
 
 /// Default drop-tail limit of a queue: Linux's default `txqueuelen`.
 pub const DEFAULT_QUEUE_LIMIT: Limit = Limit::Packets(1000);
+
+/// Default slot of the `on-off` delay model.
+pub const DEFAULT_ON_OFF_SLOT: Duration = Duration::from_millis(1);
+
+/// Most RPC latencies a flow may keep as raw samples (`app.samples`).
+pub const MAX_RPC_SAMPLES: u64 = 10_000_000;
 
 /// Default sampling interval of traces when tracing is needed but
 /// `run.trace_interval` is not given.
@@ -337,7 +344,7 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
     for (i, n) in nodes.iter().enumerate() {
         let path = format!("node[{i}]");
         let t = F { src, node: n, path: &path }.table("a table")?;
-        t.only(&["name", "kind"])?;
+        t.only(&["name", "kind", "qdisc"])?;
         let name = t.req("name", check_name)?;
         if node_cfgs.iter().any(|c| c.name == name) {
             return Err(t.err_at("name", format!("duplicate node name {name:?}")));
@@ -349,7 +356,17 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
                 other => Err(f.err(format!("unknown node kind {other:?} (known: host, switch)"))),
             })?
             .unwrap_or(NodeKind::Host);
-        node_cfgs.push(NodeConfig { name, kind });
+        let qdisc = t
+            .get("qdisc", |f| {
+                if kind == NodeKind::Switch {
+                    return Err(f.err(
+                        "a qdisc applies to hosts; a switch's queues are its links' `queue` settings (remove qdisc, or make the node a host)",
+                    ));
+                }
+                qdisc_config(f)
+            })?
+            .unwrap_or_default();
+        node_cfgs.push(NodeConfig { name, kind, qdisc });
     }
     if node_cfgs.is_empty() {
         return Err(src.error(
@@ -381,12 +398,20 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
         ));
     }
     let mut flow_cfgs: Vec<FlowConfig> = Vec::new();
+    let mut connections: u64 = 0;
     for (i, fl) in flows.iter().enumerate() {
         let path = format!("flow[{i}]");
         let f = F { src, node: fl, path: &path };
         let flow = flow_config(f, duration, &node_cfgs, &link_cfgs, tcp_defaults.as_ref())?;
         if flow_cfgs.iter().any(|c| c.id == flow.id) {
             return Err(f.table("a table")?.err_at("id", format!("duplicate flow id {:?}", flow.id)));
+        }
+        connections += u64::from(flow.repeat.runs);
+        if connections > MAX_FLOWS as u64 {
+            return Err(f.table("a table")?.err_at(
+                "repeat",
+                format!("the flows need {connections} client connections (each run is one); at most {MAX_FLOWS} fit the port space"),
+            ));
         }
         flow_cfgs.push(flow);
     }
@@ -463,7 +488,20 @@ fn flow_config(
 ) -> Result<FlowConfig> {
     let (src, path) = (f.src, f.path);
     let t = f.table("a table")?;
-    t.only(&["id", "from", "to", "start", "cc", "app", "tcp", "tcp_receiver"])?;
+    t.only(&[
+        "id",
+        "from",
+        "to",
+        "start",
+        "cc",
+        "app",
+        "tcp",
+        "tcp_receiver",
+        "nodelay",
+        "repeat",
+        "gap",
+        "duration_each",
+    ])?;
     let id = t.req("id", check_name)?;
     let from = t.req("from", |f| find_host(f, nodes))?;
     let to = t.req("to", |f| {
@@ -500,6 +538,50 @@ fn flow_config(
         None => None,
     };
     let app = t.get("app", |f| app_config(f, start))?.unwrap_or(AppConfig::Bulk { bytes: None, stop: None });
+    let nodelay = t.get("nodelay", |f| f.bool01())?.unwrap_or(false);
+    let runs = t.get("repeat", |f| f.int_in(1, MAX_FLOWS as u64).map(|n| n as u32))?.unwrap_or(1);
+    let app_time = |f: F<'_>| -> Result<Duration> {
+        let d = f.time()?;
+        if d > MAX_APP_TIME {
+            return Err(f.err(format!("must be at most {}", units::format_time(MAX_APP_TIME))));
+        }
+        Ok(d)
+    };
+    let gap = t.get("gap", app_time)?.unwrap_or(Duration::ZERO);
+    let duration_each = t.get("duration_each", |f| {
+        let d = app_time(f)?;
+        if d == Duration::ZERO {
+            return Err(f.err("must be greater than zero"));
+        }
+        Ok(d)
+    })?;
+    if runs > 1 {
+        let (stop, finite, unit) = match &app {
+            AppConfig::Bulk { bytes, stop } => (*stop, bytes.is_some(), "app.bytes"),
+            AppConfig::Rpc(r) => (r.stop, r.count.is_some(), "app.count"),
+        };
+        if stop.is_some() {
+            let app_path = join(path, "app");
+            if let Some(e) = t.table.get("app") {
+                let app_t = F { src, node: &e.node, path: &app_path }.table("a table")?;
+                return Err(app_t.err_at(
+                    "stop",
+                    format!(
+                        "stop is a time since the start of the simulation and cannot end each of {runs} runs; use {path}.duration_each"
+                    ),
+                ));
+            }
+        }
+        if !finite && duration_each.is_none() {
+            return Err(t.err_at(
+                "repeat",
+                format!(
+                    "with {runs} runs each run must end: set duration_each, or {unit} so that the application finishes"
+                ),
+            ));
+        }
+    }
+    let repeat = Repeat { runs, gap, duration_each };
     let tcp_path = join(path, "tcp");
     let rcv_path = join(path, "tcp_receiver");
     let tcp_t = match t.table.get("tcp") {
@@ -520,7 +602,7 @@ fn flow_config(
     }
     let tcp = build_tcp(tcp_defaults, tcp_t.as_ref(), cc.as_ref())?;
     let tcp_receiver = build_tcp(tcp_defaults, rcv_t.as_ref(), cc.as_ref())?;
-    Ok(FlowConfig { id, from, to, start, tcp, tcp_receiver, app })
+    Ok(FlowConfig { id, from, to, start, tcp, tcp_receiver, app, nodelay, repeat })
 }
 
 /// `[[key]]` elements, or none. A plain `[key]` table is an error that
@@ -570,7 +652,7 @@ fn delay_model(f: F<'_>) -> Result<DelayModel> {
         return f.delay().map(DelayModel::Fixed);
     }
     let t = f.table("a time such as \"10ms\" or a table { model = \"uniform\", min = ..., max = ... }")?;
-    let model = t.req("model", |m| m.str("\"fixed\", \"uniform\" or \"ordered-jitter\"").map(str::to_string))?;
+    let model = t.req("model", |m| m.str("a delay model name such as \"fixed\"").map(str::to_string))?;
     match model.as_str() {
         "fixed" => {
             t.only(&["model", "delay"])?;
@@ -595,9 +677,54 @@ fn delay_model(f: F<'_>) -> Result<DelayModel> {
                 jitter: t.req("jitter", |f| f.delay())?,
             })
         }
-        other => {
-            Err(t.err_at("model", format!("unknown delay model {other:?} (known: fixed, uniform, ordered-jitter)")))
+        "random-walk" => {
+            t.only(&["model", "base", "amplitude", "step", "interval"])?;
+            Ok(DelayModel::RandomWalk {
+                base: t.req("base", |f| f.delay())?,
+                amplitude: t.req("amplitude", |f| f.delay())?,
+                step: t.req("step", |f| f.delay())?,
+                interval: t.get("interval", |f| {
+                    let d = f.positive_time()?;
+                    if d > MAX_DELAY {
+                        return Err(f.err(format!("must be at most {}", units::format_time(MAX_DELAY))));
+                    }
+                    Ok(d)
+                })?,
+            })
         }
+        "on-off" => {
+            t.only(&["model", "base", "delay", "mean_on", "mean_off", "slot"])?;
+            let slot = t
+                .get("slot", |f| {
+                    let d = f.positive_time()?;
+                    if d > MAX_DELAY {
+                        return Err(f.err(format!("must be at most {}", units::format_time(MAX_DELAY))));
+                    }
+                    Ok(d)
+                })?
+                .unwrap_or(DEFAULT_ON_OFF_SLOT);
+            let mean = |f: F<'_>| -> Result<Duration> {
+                let d = f.delay()?;
+                if d < slot {
+                    return Err(f.err(format!(
+                        "must be at least one slot ({}): the chain switches at most once per slot",
+                        units::format_time(slot)
+                    )));
+                }
+                Ok(d)
+            };
+            Ok(DelayModel::OnOff {
+                base: t.req("base", |f| f.delay())?,
+                delay: t.req("delay", |f| f.delay())?,
+                mean_on: t.req("mean_on", mean)?,
+                mean_off: t.req("mean_off", mean)?,
+                slot,
+            })
+        }
+        other => Err(t.err_at(
+            "model",
+            format!("unknown delay model {other:?} (known: fixed, uniform, ordered-jitter, random-walk, on-off)"),
+        )),
     }
 }
 
@@ -653,35 +780,165 @@ fn queue_spec(f: F<'_>) -> Result<QueueSpec> {
     Ok(QueueSpec { limit, ecn_threshold })
 }
 
-/// `app = "bulk"` or `app = { kind = "bulk", bytes = "10MB", stop = "20s" }`.
+/// `app = "bulk"` or `{ kind = "bulk", bytes = "10MB", stop = "20s" }`;
+/// `app = "rpc"` or `{ kind = "rpc", request = "1KB", response = "1MB",
+/// think = "1ms", count = 1000, stop = "20s", samples = 10000 }`.
 fn app_config(f: F<'_>, start: Duration) -> Result<AppConfig> {
     if let Value::String(s) = &f.node.value {
         return match s.as_str() {
             "bulk" => Ok(AppConfig::Bulk { bytes: None, stop: None }),
-            other => Err(f.err(format!("unknown application {other:?} (known: bulk)"))),
+            "rpc" => Ok(AppConfig::Rpc(RpcConfig::new(1, 1))),
+            other => Err(f.err(format!("unknown application {other:?} (known: bulk, rpc)"))),
         };
     }
-    let t = f.table("\"bulk\" or a table { kind = \"bulk\", bytes = ..., stop = ... }")?;
+    let t = f.table("\"bulk\", \"rpc\" or a table { kind = \"bulk\", ... }")?;
     let kind = t.req("kind", |k| k.str("an application kind such as \"bulk\"").map(str::to_string))?;
-    if kind != "bulk" {
-        return Err(t.err_at("kind", format!("unknown application {kind:?} (known: bulk)")));
-    }
-    t.only(&["kind", "bytes", "stop"])?;
-    let bytes = t.get("bytes", |b| {
-        let n = b.bytes()?;
-        if n == 0 {
-            return Err(b.err("must be greater than zero (leave it out for an unlimited transfer)"));
-        }
-        Ok(n)
-    })?;
-    let stop = t.get("stop", |s| {
+    let stop_after_start = |s: F<'_>| -> Result<Duration> {
         let d = s.time()?;
         if d <= start {
             return Err(s.err(format!("stops at or before the flow starts ({})", units::format_time(start))));
         }
         Ok(d)
-    })?;
-    Ok(AppConfig::Bulk { bytes, stop })
+    };
+    let positive_bytes = |b: F<'_>| -> Result<u64> {
+        let n = b.bytes()?;
+        if n == 0 {
+            return Err(b.err("must be greater than zero"));
+        }
+        Ok(n)
+    };
+    match kind.as_str() {
+        "bulk" => {
+            t.only(&["kind", "bytes", "stop"])?;
+            let bytes = t.get("bytes", |b| {
+                let n = b.bytes()?;
+                if n == 0 {
+                    return Err(b.err("must be greater than zero (leave it out for an unlimited transfer)"));
+                }
+                Ok(n)
+            })?;
+            let stop = t.get("stop", stop_after_start)?;
+            Ok(AppConfig::Bulk { bytes, stop })
+        }
+        "rpc" => {
+            t.only(&["kind", "request", "response", "think", "count", "stop", "samples"])?;
+            let mut r = RpcConfig::new(
+                t.get("request", positive_bytes)?.unwrap_or(1),
+                t.get("response", positive_bytes)?.unwrap_or(1),
+            );
+            r.think = t
+                .get("think", |f| {
+                    let d = f.time()?;
+                    if d > MAX_APP_TIME {
+                        return Err(f.err(format!("must be at most {}", units::format_time(MAX_APP_TIME))));
+                    }
+                    Ok(d)
+                })?
+                .unwrap_or(Duration::ZERO);
+            r.count = t.get("count", |f| f.int_in(1, u64::MAX >> 1))?;
+            r.stop = t.get("stop", stop_after_start)?;
+            r.samples = t.get("samples", |f| f.int_in(0, MAX_RPC_SAMPLES).map(|n| n as u32))?.unwrap_or(0);
+            Ok(AppConfig::Rpc(r))
+        }
+        other => Err(t.err_at("kind", format!("unknown application {other:?} (known: bulk, rpc)"))),
+    }
+}
+
+/// `qdisc = "pfifo"`, `"fq"` or `{ kind = "fq", pacing = "edt", ... }`.
+fn qdisc_config(f: F<'_>) -> Result<Qdisc> {
+    if let Value::String(s) = &f.node.value {
+        return match s.as_str() {
+            "pfifo" | "pfifo_fast" => Ok(Qdisc::Pfifo),
+            "fq" => Ok(Qdisc::Fq(FqConfig::default())),
+            other => Err(f.err(format!("unknown qdisc {other:?} (known: pfifo, fq)"))),
+        };
+    }
+    let t = f.table("\"pfifo\", \"fq\" or a table { kind = \"fq\", ... }")?;
+    let kind = t.req("kind", |k| k.str("a qdisc name such as \"fq\"").map(str::to_string))?;
+    match kind.as_str() {
+        "pfifo" | "pfifo_fast" => {
+            t.only(&["kind"])?;
+            Ok(Qdisc::Pfifo)
+        }
+        "fq" => {
+            t.only(&[
+                "kind",
+                "pacing",
+                "limit",
+                "flow_limit",
+                "quantum",
+                "initial_quantum",
+                "flow_refill_delay",
+                "low_rate_threshold",
+                "ce_threshold",
+            ])?;
+            let mut q = FqConfig::default();
+            if let Some(p) = t.get("pacing", |f| match f.str("\"edt\" or \"credit\"")? {
+                "edt" => Ok(FqPacing::Edt),
+                "credit" => Ok(FqPacing::Credit),
+                other => Err(
+                    f.err(format!("unknown pacing {other:?} (known: edt (Linux >= 4.20), credit (Linux 3.12-4.19))"))
+                ),
+            })? {
+                q.pacing = p;
+            }
+            let packets = |f: F<'_>| -> Result<u32> {
+                match &f.node.value {
+                    Value::String(s) => match units::parse_limit(s).map_err(|m| f.err(m))? {
+                        Limit::Packets(n) if n >= 1 && n <= u64::from(u32::MAX) => Ok(n as u32),
+                        Limit::Packets(n) => {
+                            Err(f.err(format!("must be between 1 and {} packets, found {n}", u32::MAX)))
+                        }
+                        Limit::Bytes(_) => Err(f.err("fq limits count packets: write e.g. \"100p\" or 100")),
+                    },
+                    _ => f.int_in(1, u64::from(u32::MAX)).map(|n| n as u32),
+                }
+            };
+            if let Some(n) = t.get("limit", packets)? {
+                q.limit = n;
+            }
+            if let Some(n) = t.get("flow_limit", packets)? {
+                q.flow_limit = n;
+            }
+            if let Some(n) = t.get("quantum", |f| {
+                let n = f.bytes()?;
+                if n == 0 || n > u64::from(FQ_MAX_QUANTUM) {
+                    return Err(f.err(format!("must be between 1 and {FQ_MAX_QUANTUM} bytes, found {n}")));
+                }
+                Ok(n as u32)
+            })? {
+                q.quantum = n;
+            }
+            if let Some(n) = t.get("initial_quantum", |f| {
+                let n = f.bytes()?;
+                if n > i32::MAX as u64 {
+                    return Err(f.err(format!("must be at most {} bytes, found {n}", i32::MAX)));
+                }
+                Ok(n as u32)
+            })? {
+                q.initial_quantum = n;
+            }
+            if let Some(d) = t.get("flow_refill_delay", |f| f.delay())? {
+                q.flow_refill_delay = d;
+            }
+            if let Some(r) = t.get("low_rate_threshold", |f| match &f.node.value {
+                Value::String(s) => units::parse_rate(s).map(|bps| bps / 8).map_err(|m| f.err(m)),
+                Value::Integer(0) => Ok(0),
+                _ => Err(f.wrong("a rate such as \"550Kbit\" (\"0bit\" turns it off)")),
+            })? {
+                q.low_rate_threshold = r;
+            }
+            if let Some(c) = t.get("ce_threshold", |g| match &g.node.value {
+                Value::String(s) if s == "off" || s == "none" => Ok(None),
+                Value::Boolean(false) => Ok(None),
+                _ => g.delay().map(Some),
+            })? {
+                q.ce_threshold = c;
+            }
+            Ok(Qdisc::Fq(q))
+        }
+        other => Err(t.err_at("kind", format!("unknown qdisc {other:?} (known: pfifo, fq)"))),
+    }
 }
 
 /// A known congestion-control name.

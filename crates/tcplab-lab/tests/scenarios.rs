@@ -239,7 +239,7 @@ fn test_unknown_key() {
     let e = err(&replace("cc = \"cubic\"", "cc = \"cubic\"\nspeed = 3"));
     assert_eq!(
         e,
-        "bad.toml:35:1: flow[0].speed: unknown key (expected one of: id, from, to, start, cc, app, tcp, tcp_receiver)"
+        "bad.toml:35:1: flow[0].speed: unknown key (expected one of: id, from, to, start, cc, app, tcp, tcp_receiver, nodelay, repeat, gap, duration_each)"
     );
     let e = err(&replace("seed = 3", "seeed = 3"));
     assert_eq!(e, "bad.toml:3:1: run.seeed: unknown key; did you mean \"seed\"?");

@@ -1,10 +1,9 @@
 //! The benchmark scenario measured by `tcplab bench`.
 
 use crate::config::{
-    AppConfig, DelayModel, DirectionConfig, FlowConfig, Limit, LinkConfig, NodeConfig, NodeKind, QueueConfig, SimConfig,
+    AppConfig, DelayModel, DirectionConfig, FlowConfig, Limit, LinkConfig, NodeConfig, QueueConfig, SimConfig,
 };
 use tcplab_core::time::Duration;
-use tcplab_core::TcpConfig;
 
 /// Bottleneck rate, bits per second.
 pub const BENCH_BOTTLENECK_BPS: u64 = 1_000_000_000;
@@ -41,11 +40,7 @@ pub fn bench_config() -> SimConfig {
     SimConfig {
         duration: Duration::from_secs(20),
         seed: 1,
-        nodes: vec![
-            NodeConfig { name: "sender".into(), kind: NodeKind::Host },
-            NodeConfig { name: "switch".into(), kind: NodeKind::Switch },
-            NodeConfig { name: "receiver".into(), kind: NodeKind::Host },
-        ],
+        nodes: vec![NodeConfig::host("sender"), NodeConfig::switch("switch"), NodeConfig::host("receiver")],
         links: vec![
             LinkConfig {
                 name: "access".into(),
@@ -64,15 +59,7 @@ pub fn bench_config() -> SimConfig {
                 ba: direction(one_way, &host_queue),
             },
         ],
-        flows: vec![FlowConfig {
-            id: "bulk".into(),
-            from: 0,
-            to: 2,
-            start: Duration::ZERO,
-            tcp: TcpConfig::default(),
-            tcp_receiver: TcpConfig::default(),
-            app: AppConfig::Bulk { bytes: None, stop: None },
-        }],
+        flows: vec![FlowConfig::new("bulk", 0, 2, AppConfig::Bulk { bytes: None, stop: None })],
         trace_interval: None,
     }
 }

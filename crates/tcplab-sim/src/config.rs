@@ -8,6 +8,8 @@
 use tcplab_core::time::Duration;
 use tcplab_core::TcpConfig;
 
+pub use crate::fq::ETH_HLEN;
+
 /// Index into [`SimConfig::nodes`].
 pub type NodeId = usize;
 
@@ -30,6 +32,90 @@ pub struct SimConfig {
 pub struct NodeConfig {
     pub name: String,
     pub kind: NodeKind,
+    /// The queueing discipline in front of each of a host's NICs (the
+    /// host-side direction of every link it has). Switches must use
+    /// [`Qdisc::Pfifo`]: their queues are the links' `queue`s.
+    pub qdisc: Qdisc,
+}
+
+impl NodeConfig {
+    /// A host with the default qdisc.
+    pub fn host(name: impl Into<String>) -> Self {
+        NodeConfig { name: name.into(), kind: NodeKind::Host, qdisc: Qdisc::Pfifo }
+    }
+
+    /// A switch.
+    pub fn switch(name: impl Into<String>) -> Self {
+        NodeConfig { name: name.into(), kind: NodeKind::Switch, qdisc: Qdisc::Pfifo }
+    }
+}
+
+/// A host's root qdisc (`tc qdisc add dev ethX root ...`).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum Qdisc {
+    /// A drop-tail FIFO per NIC: the host-side direction's own
+    /// [`QueueConfig`] (pfifo_fast with one band, as all TCP traffic uses).
+    /// TCP is not paced (`sk_pacing_status` stays `SK_PACING_NONE`).
+    #[default]
+    Pfifo,
+    /// `sch_fq` per NIC (net/sched/sch_fq.c), which also turns on TCP
+    /// pacing. The direction's `queue` settings are not used. See
+    /// docs/sim-fq.md and `fq.rs`.
+    Fq(FqConfig),
+}
+
+/// How an fq qdisc paces (which kernel era's sch_fq/TCP split).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FqPacing {
+    /// Linux ≥ 4.20: TCP stamps each packet with its earliest departure
+    /// time (`tcp_wstamp_ns`, advanced by `len/sk_pacing_rate` after the
+    /// first 10 data segments) and fq releases nothing earlier.
+    #[default]
+    Edt,
+    /// Linux 3.12–4.19: fq paces each flow itself from `sk_pacing_rate`
+    /// with its credit scheme (`time_next_packet = now + max(len,
+    /// quantum)/rate` once a flow's credit is spent, per packet below
+    /// `low_rate_threshold`).
+    Credit,
+}
+
+/// `tc qdisc ... fq` parameters (sch_fq.c `fq_init` defaults for a
+/// 1500-byte-MTU Ethernet device, where `psched_mtu` = 1514).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FqConfig {
+    pub pacing: FqPacing,
+    /// `limit`: packets in the whole qdisc (10000).
+    pub limit: u32,
+    /// `flow_limit`: packets per flow (100).
+    pub flow_limit: u32,
+    /// `quantum`, bytes (2·psched_mtu = 3028).
+    pub quantum: u32,
+    /// `initial_quantum`, bytes (10·psched_mtu = 15140).
+    pub initial_quantum: u32,
+    /// `flow_refill_delay` (40 ms).
+    pub flow_refill_delay: Duration,
+    /// `low_rate_threshold`, bytes per second (550 kbit/s = 68750 B/s);
+    /// [`FqPacing::Credit`] only (EDT packets are paced by TCP). 0 turns
+    /// it off, as before Linux 4.9.
+    pub low_rate_threshold: u64,
+    /// `ce_threshold`: mark ECT packets CE that leave later than this
+    /// after their due time. `None` = off (the default).
+    pub ce_threshold: Option<Duration>,
+}
+
+impl Default for FqConfig {
+    fn default() -> Self {
+        FqConfig {
+            pacing: FqPacing::Edt,
+            limit: 10_000,
+            flow_limit: 100,
+            quantum: 2 * (1500 + ETH_HLEN),
+            initial_quantum: 10 * (1500 + ETH_HLEN),
+            flow_refill_delay: Duration::from_millis(40),
+            low_rate_threshold: 550_000 / 8,
+            ce_threshold: None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -73,6 +159,16 @@ pub enum DelayModel {
     /// Per-packet jitter uniform in [base, base + jitter] but never
     /// reordering: a packet leaves no earlier than the one before it.
     OrderedJitter { base: Duration, jitter: Duration },
+    /// A slowly varying delay: `base + x`, where `x` is a random walk
+    /// clamped to [0, amplitude] that moves by a uniform step in
+    /// [−step, +step] once per `interval` of time (`None`: once per
+    /// packet). Never reorders. See `delay.rs` for the exact rule.
+    RandomWalk { base: Duration, amplitude: Duration, step: Duration, interval: Option<Duration> },
+    /// On-off cross traffic: a two-state Markov chain in discrete time
+    /// slots of `slot` (mean sojourns `mean_on` and `mean_off`) adds
+    /// `delay` of queueing to packets that leave while it is on. Never
+    /// reorders. See `delay.rs`.
+    OnOff { base: Duration, delay: Duration, mean_on: Duration, mean_off: Duration, slot: Duration },
 }
 
 /// A queue limit in packets or bytes.
@@ -101,7 +197,8 @@ pub struct QueueConfig {
 pub struct FlowConfig {
     /// Unique among the run's flows.
     pub id: String,
-    /// Sending host (the TCP client, port 32768 + flow index).
+    /// Sending host (the TCP client; port 32768 + flow index for the first
+    /// run, see [`crate::host`] for later runs).
     pub from: NodeId,
     /// Receiving host (the TCP server, port 5001).
     pub to: NodeId,
@@ -112,6 +209,53 @@ pub struct FlowConfig {
     /// Receiver (server) socket settings.
     pub tcp_receiver: TcpConfig,
     pub app: AppConfig,
+    /// `setsockopt(TCP_NODELAY)` on both ends (netperf's `-D`). Default
+    /// off, as in netperf.
+    pub nodelay: bool,
+    /// Run the application as several consecutive connections.
+    pub repeat: Repeat,
+}
+
+impl FlowConfig {
+    /// A flow starting at time zero with default TCP settings at both
+    /// ends, Nagle on, one run.
+    pub fn new(id: impl Into<String>, from: NodeId, to: NodeId, app: AppConfig) -> Self {
+        FlowConfig {
+            id: id.into(),
+            from,
+            to,
+            start: Duration::ZERO,
+            tcp: TcpConfig::default(),
+            tcp_receiver: TcpConfig::default(),
+            app,
+            nodelay: false,
+            repeat: Repeat::default(),
+        }
+    }
+}
+
+/// Consecutive connections of one flow (`for i in $(seq 10); do netperf
+/// ...; done`). Each run is a new client connection (new client port and
+/// ISN) between the same hosts, running the flow's application from
+/// scratch; the next run connects `gap` after the previous client
+/// connection has finished (TIME-WAIT). The client host's per-destination
+/// metrics cache (tcp_metrics.c) carries state from one run to the next.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Repeat {
+    /// Number of runs (≥ 1).
+    pub runs: u32,
+    /// Idle time between a run's client connection finishing and the
+    /// next one connecting.
+    pub gap: Duration,
+    /// Each run's application stops writing (bulk) or issuing requests
+    /// (RPC) this long after its connection starts, then closes.
+    pub duration_each: Option<Duration>,
+}
+
+impl Default for Repeat {
+    fn default() -> Self {
+        Repeat { runs: 1, gap: Duration::ZERO, duration_each: None }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -120,4 +264,38 @@ pub enum AppConfig {
     /// been written (None = unlimited) or `stop` (None = end of run); the
     /// receiver reads everything at once.
     Bulk { bytes: Option<u64>, stop: Option<Duration> },
+    /// Back-to-back request/response transactions on one connection
+    /// (netperf TCP_RR with `-r request,response`).
+    Rpc(RpcConfig),
+}
+
+/// A request/response workload. The client writes a request of `request`
+/// bytes, the server answers with `response` bytes once the whole request
+/// has arrived (counting bytes on the stream), and the client starts the
+/// next request `think` after the response has been read completely.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RpcConfig {
+    /// Request size, bytes (> 0).
+    pub request: u64,
+    /// Response size, bytes (> 0).
+    pub response: u64,
+    /// Idle time between reading a response and writing the next request.
+    pub think: Duration,
+    /// Transactions per run (None = until `stop` / `duration_each` / the
+    /// end of the simulation).
+    pub count: Option<u64>,
+    /// Issue no new request after this time (since the start of the
+    /// simulation); the one in progress completes, then the client closes.
+    pub stop: Option<Duration>,
+    /// Keep the first this-many latencies (ns, completion order) in
+    /// [`RpcStats::samples`](crate::result::RpcStats::samples).
+    pub samples: u32,
+}
+
+impl RpcConfig {
+    /// netperf TCP_RR defaults: 1-byte request and response, no think
+    /// time, no limit.
+    pub fn new(request: u64, response: u64) -> Self {
+        RpcConfig { request, response, think: Duration::ZERO, count: None, stop: None, samples: 0 }
+    }
 }

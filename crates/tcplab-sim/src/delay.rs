@@ -14,6 +14,27 @@
 //!   U[0, jitter], previous arrive)`. The jitter is the same draw as above,
 //!   but a packet never arrives before its predecessor: it waits behind it
 //!   (head-of-line), so order is kept and ties arrive in sending order.
+//! - `RandomWalk { base, amplitude, step, interval }`: `arrive =
+//!   max(depart + base + x, previous arrive)`, where the walk `x` starts at
+//!   `U[0, amplitude]` (first packet) and then takes steps
+//!   `x ← clamp(x + U[0, 2·step] − step, 0, amplitude)`: one per packet
+//!   (`interval = None`), or, with an interval `I`, one per whole `I`
+//!   elapsed since the last update (`⌊t/I⌋` counts ticks; at most
+//!   [`MAX_WALK_STEPS`] are taken at once, after a long idle time).
+//! - `OnOff { base, delay, mean_on, mean_off, slot }`: a two-state Markov
+//!   chain in discrete time slots `⌊t/slot⌋`, with per-slot switching
+//!   probabilities `a = slot/mean_off` (off → on) and `b = slot/mean_on`
+//!   (on → off), so sojourns are geometric with means `mean_off` and
+//!   `mean_on`. A packet that leaves in slot `n` while the chain is on
+//!   gets `delay` of queueing: `arrive = max(depart + base + (on ? delay :
+//!   0), previous arrive)`. The chain is sampled only when a packet leaves:
+//!   the first packet draws the state from the stationary distribution
+//!   `π_on = a/(a+b)`; after `k ≥ 1` slots in state `s` the new state is on
+//!   with probability `π_on + (1[s=on] − π_on)·(1 − a − b)^k` (the exact
+//!   `k`-step transition), computed in 62-bit fixed point. Packets in the
+//!   same slot share the state. Packets queued behind a burst (when the
+//!   chain turns off) arrive together, right behind the last delayed one,
+//!   as a drained queue would release them.
 //!
 //! FIFO models ([`DelaySampler::is_fifo`]) let the link keep its packets in
 //! a ring with only the head in the event list (htsim `Pipe`); `Uniform`
@@ -23,11 +44,110 @@ use crate::config::DelayModel;
 use crate::rng::Pcg32;
 use tcplab_core::time::Instant;
 
+/// Most random-walk steps taken for one packet (after an idle period of
+/// more than this many intervals, the walk takes only this many).
+pub const MAX_WALK_STEPS: u64 = 65_536;
+
+/// Fixed-point one of the on-off chain's probabilities.
+const ONE: i128 = 1 << 62;
+
 #[derive(Clone, Debug)]
 pub(crate) enum DelaySampler {
     Fixed { delay: u64 },
     Uniform { min: u64, span: u64 },
     Ordered { base: u64, jitter: u64, last: u64 },
+    Walk(Box<Walk>),
+    OnOff(Box<OnOffChain>),
+}
+
+/// State of a [`DelayModel::RandomWalk`].
+#[derive(Clone, Debug)]
+pub(crate) struct Walk {
+    base: u64,
+    amplitude: u64,
+    step: u64,
+    /// 0 = one step per packet.
+    interval: u64,
+    x: u64,
+    tick: u64,
+    started: bool,
+    last: u64,
+}
+
+/// State of a [`DelayModel::OnOff`].
+#[derive(Clone, Debug)]
+pub(crate) struct OnOffChain {
+    base: u64,
+    delay: u64,
+    slot: u64,
+    /// P(off → on) per slot, fixed point ([`ONE`] = 1).
+    a: i128,
+    /// P(on → off) per slot.
+    b: i128,
+    on: bool,
+    slot_no: u64,
+    started: bool,
+    last: u64,
+}
+
+/// `x·y` in fixed point ([`ONE`] = 1).
+#[inline]
+fn fmul(x: i128, y: i128) -> i128 {
+    (x * y) >> 62
+}
+
+/// `r^k` in fixed point, `|r| ≤ ONE`, by repeated squaring.
+fn fpow(mut r: i128, mut k: u64) -> i128 {
+    let mut acc = ONE;
+    while k > 0 && acc != 0 {
+        if k & 1 == 1 {
+            acc = fmul(acc, r);
+        }
+        r = fmul(r, r);
+        k >>= 1;
+    }
+    acc
+}
+
+impl OnOffChain {
+    fn new(base: u64, delay: u64, mean_on: u64, mean_off: u64, slot: u64) -> Self {
+        let slot = slot.max(1);
+        let p = |mean: u64| -> i128 { ((slot as i128) << 62) / (mean.max(slot) as i128) };
+        OnOffChain { base, delay, slot, a: p(mean_off), b: p(mean_on), on: false, slot_no: 0, started: false, last: 0 }
+    }
+
+    /// Stationary probability of "on".
+    fn pi_on(&self) -> i128 {
+        let s = self.a + self.b;
+        if s == 0 {
+            0
+        } else {
+            (self.a << 62) / s
+        }
+    }
+
+    /// Advances the chain to the slot of time `t` and returns whether it is on.
+    fn state_at(&mut self, t: u64, rng: &mut Pcg32) -> bool {
+        let n = t / self.slot;
+        let pi = self.pi_on();
+        let p_on = if !self.started {
+            self.started = true;
+            pi
+        } else if n > self.slot_no {
+            let rk = fpow(ONE - self.a - self.b, n - self.slot_no);
+            if self.on {
+                pi + fmul(ONE - pi, rk)
+            } else {
+                pi - fmul(pi, rk)
+            }
+        } else {
+            return self.on;
+        };
+        self.slot_no = n;
+        let u = (rng.next_u64() >> 2) as i128;
+        self.on = u < p_on.clamp(0, ONE);
+        self.on
+    }
 }
 
 impl DelaySampler {
@@ -40,6 +160,25 @@ impl DelaySampler {
             }
             DelayModel::OrderedJitter { base, jitter } => {
                 DelaySampler::Ordered { base: base.as_nanos(), jitter: jitter.as_nanos(), last: 0 }
+            }
+            DelayModel::RandomWalk { base, amplitude, step, interval } => DelaySampler::Walk(Box::new(Walk {
+                base: base.as_nanos(),
+                amplitude: amplitude.as_nanos(),
+                step: step.as_nanos(),
+                interval: interval.map_or(0, |i| i.as_nanos()),
+                x: 0,
+                tick: 0,
+                started: false,
+                last: 0,
+            })),
+            DelayModel::OnOff { base, delay, mean_on, mean_off, slot } => {
+                DelaySampler::OnOff(Box::new(OnOffChain::new(
+                    base.as_nanos(),
+                    delay.as_nanos(),
+                    mean_on.as_nanos(),
+                    mean_off.as_nanos(),
+                    slot.as_nanos(),
+                )))
             }
         }
     }
@@ -61,6 +200,37 @@ impl DelaySampler {
             DelaySampler::Ordered { base, jitter, last } => {
                 let a = t.saturating_add(*base).saturating_add(rng.up_to(*jitter)).max(*last);
                 *last = a;
+                a
+            }
+            DelaySampler::Walk(w) => {
+                if !w.started {
+                    w.started = true;
+                    w.x = rng.up_to(w.amplitude);
+                    w.tick = t.checked_div(w.interval).unwrap_or(0);
+                } else {
+                    // One step per packet, or per interval boundary crossed.
+                    let steps = match t.checked_div(w.interval) {
+                        None => 1,
+                        Some(now_tick) => {
+                            let k = now_tick.saturating_sub(w.tick);
+                            w.tick = now_tick.max(w.tick);
+                            k.min(MAX_WALK_STEPS)
+                        }
+                    };
+                    for _ in 0..steps {
+                        let d = rng.up_to(2 * w.step);
+                        // x + d − step, clamped to [0, amplitude].
+                        w.x = (w.x + d).saturating_sub(w.step).min(w.amplitude);
+                    }
+                }
+                let a = t.saturating_add(w.base).saturating_add(w.x).max(w.last);
+                w.last = a;
+                a
+            }
+            DelaySampler::OnOff(c) => {
+                let extra = if c.state_at(t, rng) { c.delay } else { 0 };
+                let a = t.saturating_add(c.base).saturating_add(extra).max(c.last);
+                c.last = a;
                 a
             }
         };
@@ -91,6 +261,120 @@ mod tests {
             let a = d.arrival(Instant::from_nanos(1000), &mut rng).as_nanos();
             assert!((1100..=1200).contains(&a));
         }
+    }
+
+    #[test]
+    fn test_random_walk_stays_in_band_moves_slowly_and_keeps_order() {
+        let mut rng = Pcg32::new(7, 8);
+        let (base, amp, step) = (10_000_000u64, 2_000_000u64, 20_000u64);
+        let mut d = DelaySampler::new(&DelayModel::RandomWalk {
+            base: Duration::from_nanos(base),
+            amplitude: Duration::from_nanos(amp),
+            step: Duration::from_nanos(step),
+            interval: None,
+        });
+        let (mut last, mut prev_delay) = (0u64, None::<u64>);
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for i in 0..200_000u64 {
+            // One packet per 100 µs: far apart enough that order never binds.
+            let t = i * 100_000;
+            let a = d.arrival(Instant::from_nanos(t), &mut rng).as_nanos();
+            assert!(a >= last);
+            let delay = a - t;
+            assert!((base..=base + amp).contains(&delay), "delay {delay}");
+            if let Some(p) = prev_delay {
+                assert!(delay.abs_diff(p) <= step, "step {p} -> {delay}");
+            }
+            prev_delay = Some(delay);
+            lo = lo.min(delay);
+            hi = hi.max(delay);
+            last = a;
+        }
+        // It wanders over most of the band.
+        assert!(lo < base + amp / 10 && hi > base + amp * 9 / 10, "{lo}..{hi}");
+    }
+
+    #[test]
+    fn test_random_walk_per_interval_steps_with_elapsed_time() {
+        let mut rng = Pcg32::new(9, 9);
+        let model = DelayModel::RandomWalk {
+            base: Duration::ZERO,
+            amplitude: Duration::from_millis(100),
+            step: Duration::from_micros(10),
+            interval: Some(Duration::from_millis(1)),
+        };
+        let mut d = DelaySampler::new(&model);
+        let a0 = d.arrival(Instant::from_nanos(0), &mut rng).as_nanos();
+        // Same interval: no step.
+        let a1 = d.arrival(Instant::from_nanos(500_000), &mut rng).as_nanos();
+        assert_eq!(a1 - 500_000, a0);
+        // Five intervals later: at most five steps away.
+        let a2 = d.arrival(Instant::from_nanos(5_000_000), &mut rng).as_nanos();
+        assert!((a2 - 5_000_000).abs_diff(a0) <= 50_000);
+        // A long idle time is bounded work.
+        let _ = d.arrival(Instant::from_nanos(3_600_000_000_000), &mut rng);
+    }
+
+    #[test]
+    fn test_on_off_fraction_and_sojourns_match_the_chain() {
+        let mut rng = Pcg32::new(11, 12);
+        let ms = 1_000_000u64;
+        // mean_on 20 slots, mean_off 80 slots: π_on = 0.2.
+        let mut c = OnOffChain::new(5 * ms, 3 * ms, 20 * ms, 80 * ms, ms);
+        let (mut on_slots, mut runs, mut last_on) = (0u64, 0u64, false);
+        let n = 400_000u64;
+        for i in 0..n {
+            // Two looks per slot: the second sees the same state.
+            let on = c.state_at(i * ms, &mut rng);
+            assert_eq!(c.state_at(i * ms + ms / 2, &mut rng), on);
+            on_slots += on as u64;
+            runs += (on && !last_on) as u64;
+            last_on = on;
+        }
+        let frac = on_slots as f64 / n as f64;
+        assert!((frac - 0.2).abs() < 0.02, "on fraction {frac}");
+        let mean_on = on_slots as f64 / runs as f64;
+        assert!((mean_on - 20.0).abs() < 2.0, "mean on run {mean_on}");
+        // Sampling every 10 slots gives the same long-run fraction.
+        let mut c = OnOffChain::new(0, 0, 20 * ms, 80 * ms, ms);
+        let on = (0..n).filter(|i| c.state_at(i * 10 * ms, &mut rng)).count();
+        let frac = on as f64 / n as f64;
+        assert!((frac - 0.2).abs() < 0.02, "on fraction every 10 slots {frac}");
+    }
+
+    #[test]
+    fn test_on_off_delays_and_order() {
+        let mut rng = Pcg32::new(13, 14);
+        let ms = Duration::from_millis;
+        let mut d = DelaySampler::new(&DelayModel::OnOff {
+            base: ms(5),
+            delay: ms(3),
+            mean_on: ms(20),
+            mean_off: ms(80),
+            slot: ms(1),
+        });
+        let (mut last, mut saw_on, mut saw_off) = (0u64, false, false);
+        for i in 0..100_000u64 {
+            let t = i * 250_000;
+            let a = d.arrival(Instant::from_nanos(t), &mut rng).as_nanos();
+            assert!(a >= last && a - t >= 5_000_000 && a - t <= 8_000_000);
+            saw_on |= a - t == 8_000_000;
+            saw_off |= a - t == 5_000_000;
+            last = a;
+        }
+        assert!(saw_on && saw_off);
+    }
+
+    #[test]
+    fn test_on_off_multi_slot_transition_is_exact_in_the_limit() {
+        // After many slots the chain forgets its state: r^k → 0.
+        assert_eq!(fpow(ONE / 2, 200), 0);
+        assert_eq!(fpow(ONE / 2, 1), ONE / 2);
+        assert_eq!(fpow(-ONE / 2, 3), -ONE / 8);
+        assert_eq!(fpow(ONE, 1 << 40), ONE);
+        let c = OnOffChain::new(0, 0, 30, 10, 10);
+        // a = 1, b = 1/3: π_on = 3/4.
+        assert_eq!(c.pi_on(), ONE * 3 / 4);
     }
 
     #[test]

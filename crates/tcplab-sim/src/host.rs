@@ -2,10 +2,14 @@
 //!
 //! **Ports.** Flow `i` (its index in `SimConfig::flows`) connects from
 //! client port [`client_port`]`(i) = 32768 + i` (the start of Linux's
-//! ephemeral range) to server port [`SERVER_PORT`] (5001, iperf's). Ports
-//! depend only on the flow's index, so they are the same on every run, and
-//! every flow has a distinct 4-tuple even between the same pair of hosts.
-//! At most [`MAX_FLOWS`] flows fit the port space.
+//! ephemeral range) to server port [`SERVER_PORT`] (5001, iperf's). A flow
+//! with several runs (`repeat`) uses a new client port for each later run:
+//! runs 1, 2, … of all flows take the ports after every flow's first one,
+//! in flow order (flow 0's later runs first). Ports depend only on the
+//! configuration, so they are the same every time, and every connection
+//! has a distinct 4-tuple even between the same pair of hosts. At most
+//! [`MAX_FLOWS`] connections (flows times runs) fit the port space; the
+//! demultiplexer knows every connection's 4-tuple from the start.
 //!
 //! **Demultiplexing.** Each host holds a table sorted by the 4-tuple as
 //! seen locally, `(remote host, local port, remote port)`, searched by
@@ -22,7 +26,9 @@
 //! segments only while its NIC queue has room for a full-sized packet, and
 //! re-polls connections blocked on that NIC (in the order they blocked) as
 //! soon as the queue drains by one packet. Host NIC queues therefore never
-//! drop a connection's segments; switch queues do.
+//! drop a connection's segments; switch queues do. A host with the fq
+//! qdisc applies the same principle per fq flow (flow limit and TCP Small
+//! Queues) and per qdisc (`limit`); see `sim_fq.rs`.
 
 use crate::config::NodeId;
 

@@ -10,9 +10,12 @@
 //! - `packet`: packets in an arena; [`PacketEvent`] for observers.
 //! - `queue`, `delay`, `link`: a link direction's drop-tail/ECN queue,
 //!   serializer and propagation delay model.
+//! - `fq`: the sch_fq qdisc of hosts that use it; `sim_fq`: pacing and
+//!   the glue between connections, fq and the NIC (docs/sim-fq.md).
 //! - `routing`: static shortest-path routes; `host`: ports, 4-tuple demux,
-//!   NIC backpressure; `app`: bulk sender and sink.
-//! - `sim`: the event loop; `stats`, `trace`: results and time series.
+//!   NIC backpressure; `app`: bulk sender and sink, RPC client and server.
+//! - `sim`: the event loop; `flows`: runs of a flow, the metrics cache;
+//!   `stats`, `trace`, `hist`: results, time series, latency histograms.
 //! - [`validate`](SimConfig::validate): what makes a config runnable.
 //!
 //! A configuration that passes [`SimConfig::validate`] never makes the
@@ -23,6 +26,9 @@ mod bench;
 pub mod config;
 mod delay;
 pub mod event;
+mod flows;
+mod fq;
+mod hist;
 mod host;
 mod link;
 mod packet;
@@ -31,18 +37,21 @@ pub mod result;
 pub mod rng;
 mod routing;
 mod sim;
+mod sim_fq;
 mod stats;
 mod trace;
 mod validate;
 
 pub use bench::{bench_config, BENCH_ACCESS_BPS, BENCH_BOTTLENECK_BPS, BENCH_RTT};
 pub use config::SimConfig;
+pub use delay::MAX_WALK_STEPS;
+pub use fq::TCP_LIMIT_OUTPUT_BYTES_V4;
 pub use host::{client_port, MAX_FLOWS, SERVER_PORT};
 pub use packet::{PacketEvent, PacketEventKind};
 pub use result::RunResult;
 pub use routing::dir_index;
 pub use sim::{PacketTap, Sim};
-pub use validate::{ConfigError, MAX_DELAY, MIN_MTU};
+pub use validate::{ConfigError, FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MIN_MTU};
 
 /// Validates `cfg` and simulates it for `cfg.duration`.
 pub fn run(cfg: &SimConfig) -> Result<RunResult, ConfigError> {

@@ -16,6 +16,7 @@
 
 use crate::config::{DirectionConfig, NodeId};
 use crate::delay::DelaySampler;
+use crate::fq::FqQdisc;
 use crate::packet::PacketId;
 use crate::queue::DropTailQueue;
 use crate::rng::Pcg32;
@@ -62,6 +63,10 @@ pub(crate) struct LinkDir {
     /// transmit backpressure (see [`crate::host`]).
     pub host_nic: bool,
     pub queue: DropTailQueue,
+    /// The host's fq qdisc on this NIC, replacing `queue` (see `fq.rs`).
+    pub fq: Option<Box<FqQdisc>>,
+    /// Time of the earliest pending fq watchdog event (`u64::MAX`: none).
+    pub watchdog_at: u64,
     pub ser: Serializer,
     /// The packet being serialized and when it started.
     pub in_service: Option<(PacketId, u32)>,
@@ -86,6 +91,8 @@ impl LinkDir {
             to,
             host_nic,
             queue: DropTailQueue::new(&cfg.queue),
+            fq: None,
+            watchdog_at: u64::MAX,
             ser: Serializer::new(rate_bps),
             in_service: None,
             tx_start: Instant::ZERO,

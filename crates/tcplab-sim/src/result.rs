@@ -1,7 +1,9 @@
 //! The simulator's output for one run.
 
 use tcplab_core::time::Duration;
-use tcplab_core::{CaState, Counters, TcpInfo};
+use tcplab_core::{CaState, Counters, TcpInfo, TcpMetrics};
+
+pub use crate::hist::LatencyHistogram;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunResult {
@@ -39,8 +41,88 @@ pub struct FlowResult {
     /// the flow's start). A flow with a `stop` time finishes when every
     /// byte written before the stop has been delivered.
     pub completed_at: Option<Duration>,
-    /// Time series, if tracing was on.
+    /// Time series, if tracing was on. With several runs the rows of all
+    /// runs follow each other (`delivered` restarts at each run).
     pub trace: Vec<TraceRow>,
+    /// Request/response latencies, for an RPC flow (all runs together).
+    pub rpc: Option<RpcStats>,
+    /// One entry per run (connection) started, in order; a flow without
+    /// `repeat` has one. The flow-level fields above sum the runs
+    /// (`bytes_delivered`, `retransmits`, `counters`) or describe the last
+    /// one (`sender_info`); `goodput_bps` spans the whole flow, gaps
+    /// included, and `completed_at` is the last run's completion.
+    pub runs: Vec<RunSummary>,
+}
+
+/// Latency statistics of an RPC flow. Latency = from the `write()` of a
+/// request's first byte to the `read()` of its response's last byte,
+/// integer nanoseconds. Percentiles come from [`Self::histogram`] (see
+/// [`LatencyHistogram`]: nearest rank, never above the true value and
+/// less than 0.1 % below it); `min`, `max` and `mean` are exact.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RpcStats {
+    /// Completed transactions.
+    pub count: u64,
+    pub min_ns: u64,
+    pub mean_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+    /// Every latency, for other quantiles and CDFs ([`LatencyHistogram::cdf`]).
+    pub histogram: LatencyHistogram,
+    /// The first `RpcConfig::samples` latencies exactly, in completion order.
+    pub samples: Vec<u64>,
+}
+
+impl RpcStats {
+    /// Statistics of `histogram`, with `samples` kept as given.
+    pub fn from_histogram(histogram: LatencyHistogram, samples: Vec<u64>) -> Self {
+        let q = |n, d| histogram.value_at_quantile(n, d);
+        RpcStats {
+            count: histogram.count(),
+            min_ns: histogram.min(),
+            mean_ns: histogram.mean(),
+            p50_ns: q(1, 2),
+            p90_ns: q(9, 10),
+            p99_ns: q(99, 100),
+            p999_ns: q(999, 1000),
+            max_ns: histogram.max(),
+            histogram,
+            samples,
+        }
+    }
+}
+
+/// One run (connection) of a flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSummary {
+    /// When the run's client connected, since the start of the simulation.
+    pub start: Duration,
+    /// When the run's data was complete (every byte written before the
+    /// application stopped was read; for RPC, the last response read),
+    /// since the start of the simulation.
+    pub completed_at: Option<Duration>,
+    /// When the run's client connection finished (TIME-WAIT or CLOSED):
+    /// the moment its metrics went into the host's cache.
+    pub closed_at: Option<Duration>,
+    /// Bytes read by the applications (bulk: the receiver; RPC: requests
+    /// read by the server plus responses read by the client).
+    pub bytes_delivered: u64,
+    /// `bytes_delivered·8 / (completed_at (or now) − start)`, bit/s.
+    pub goodput_bps: f64,
+    /// TcpRetransSegs of the run's sender.
+    pub retransmits: u64,
+    /// RPC transactions completed in this run (0 for bulk).
+    pub rpcs: u64,
+    /// What the client host's metrics cache held for the destination when
+    /// the run connected (None: no entry), as handed to the connection.
+    pub cached_metrics: Option<TcpMetrics>,
+    /// The run's sender `tcp_info` at its end (or now).
+    pub sender_info: TcpInfo,
+    /// Sender and receiver counters of this run.
+    pub counters: Counters,
 }
 
 /// One sample of a flow's sender state (see `trace.rs` for when samples
@@ -74,6 +156,10 @@ pub struct LinkResult {
     pub tx_bytes: u64,
     pub drops: u64,
     pub ce_marks: u64,
-    /// Most packets ever waiting in the direction's queue.
+    /// Most packets ever waiting in the direction's queue (or fq qdisc).
     pub peak_queue_packets: u64,
+    /// For a host NIC with fq: times a flow was throttled (fq's
+    /// `stat_throttled`, [`FqPacing::Credit`](crate::config::FqPacing)
+    /// only), else 0.
+    pub throttled: u64,
 }

@@ -94,7 +94,7 @@ mod tests {
     use tcplab_core::time::Duration;
 
     fn node(kind: NodeKind) -> NodeConfig {
-        NodeConfig { name: String::new(), kind }
+        NodeConfig { name: String::new(), kind, qdisc: Default::default() }
     }
     fn link(a: NodeId, b: NodeId) -> LinkConfig {
         let d = DirectionConfig {

@@ -26,6 +26,20 @@
 //! simulator sees the deadline has moved and re-arms for it. Re-arming the
 //! RTO per ACK is thus O(1) and the heap holds one timer per connection.
 //!
+//! # Hosts with fq
+//!
+//! On a host whose qdisc is fq, the host-side direction of each link holds
+//! an [`FqQdisc`](crate::fq) instead of the drop-tail queue, and its
+//! connections are paced; `sim_fq.rs` has the enqueue/dequeue glue, the
+//! EDT pacing of connections and the watchdog. docs/sim-fq.md describes
+//! the model.
+//!
+//! # Flows, runs and applications
+//!
+//! A flow runs its application on one connection, or on several
+//! consecutive ones (`repeat`); `flows.rs` starts and ends runs, keeps the
+//! hosts' metrics caches (tcp_metrics.c) and decides completion.
+//!
 //! # Determinism
 //!
 //! Time is integer nanoseconds; ties are broken by scheduling order; every
@@ -33,10 +47,11 @@
 //! hash map. The same [`SimConfig`] gives the same [`RunResult`] on any
 //! machine.
 
-use crate::app::{BulkSender, Sink};
-use crate::config::{AppConfig, NodeId, NodeKind, SimConfig};
+use crate::app::{ClientApp, RpcRecorder, ServerApp};
+use crate::config::{AppConfig, NodeId, NodeKind, Qdisc, Repeat, SimConfig};
 use crate::event::EventQueue;
-use crate::host::{client_port, Demux, SERVER_PORT};
+use crate::fq::{FqQdisc, NONE};
+use crate::host::{client_port, Demux, FIRST_CLIENT_PORT, SERVER_PORT};
 use crate::link::LinkDir;
 use crate::packet::{Packet, PacketArena, PacketEvent, PacketEventKind, PacketId};
 use crate::queue::Admit;
@@ -44,8 +59,9 @@ use crate::rng::{Component, Pcg32};
 use crate::routing::{route, Adjacency};
 use crate::trace::TraceSampler;
 use crate::validate::ConfigError;
+use std::collections::BTreeMap;
 use tcplab_core::time::{Duration, Instant};
-use tcplab_core::{Connection, TcpConfig};
+use tcplab_core::{Connection, Counters, TcpConfig, TcpInfo, TcpMetrics};
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum};
 
 /// A scheduled event. Small and `Copy`: indices, never pointers.
@@ -59,10 +75,16 @@ pub(crate) enum Event {
     Arrive { dir: u32, pkt: PacketId },
     /// Connection deadline; stale unless `gen` is the connection's current.
     Timer { conn: u32, gen: u32 },
-    /// A flow's client connects.
+    /// A flow's next run connects (its first at the flow's start).
     FlowStart(u32),
-    /// A flow's bulk sender stops writing and closes.
-    AppStop(u32),
+    /// A run's application stops writing / issuing requests and closes.
+    AppStop { flow: u32, run: u32 },
+    /// A run's RPC client ends its think time.
+    AppWake { flow: u32, run: u32 },
+    /// A connection held back by EDT pacing may send again.
+    PaceWake(u32),
+    /// The fq qdisc of a direction may have a throttled flow due.
+    Watchdog(u32),
 }
 
 /// One flow's runtime state.
@@ -74,20 +96,57 @@ pub(crate) struct FlowRt {
     /// server → client]`.
     pub route: [(u32, u32); 2],
     pub client_cfg: TcpConfig,
+    pub server_cfg: TcpConfig,
+    pub app: AppConfig,
+    pub nodelay: bool,
+    pub repeat: Repeat,
+    /// The flow's random stream: ISNs of run 0 were its first two draws,
+    /// each later run draws the next two.
+    pub rng: Pcg32,
     pub client_iss: SeqNum,
-    pub sender: BulkSender,
-    pub sink: Sink,
-    pub started: bool,
+    /// Connection index of run 0's client; run `k` uses `conn_base + 2k`
+    /// (client) and `conn_base + 2k + 1` (server).
+    pub conn_base: u32,
+    /// Client port of run 1 (runs ≥ 1 use consecutive ports from here).
+    pub port_base: u16,
+    /// Runs started so far.
+    pub runs: Vec<RunRt>,
     pub completed_at: Option<Instant>,
     pub trace: Option<TraceSampler>,
+    pub rpc: Option<RpcRecorder>,
 }
 
-/// One connection's runtime state. Connection `2·f` is flow `f`'s client
-/// (sender), `2·f + 1` its server (receiver).
+/// One run (connection) of a flow.
+pub(crate) struct RunRt {
+    pub start: Instant,
+    pub client: ClientApp,
+    pub server: ServerApp,
+    pub completed_at: Option<Instant>,
+    pub closed_at: Option<Instant>,
+    pub cached: Option<TcpMetrics>,
+    pub rpcs: u64,
+    /// Set when both connections have finished and were released: their
+    /// counters (merged) and the client's final `tcp_info`.
+    pub released: Option<Box<(Counters, TcpInfo, u64)>>,
+}
+
+impl RunRt {
+    /// Bytes the client application has read (RPC responses).
+    pub fn client_read(&self) -> u64 {
+        match &self.client {
+            ClientApp::Bulk(_) => 0,
+            ClientApp::Rpc(c) => c.read,
+        }
+    }
+}
+
+/// One connection's runtime state; see [`FlowRt::conn_base`] for the
+/// layout.
 pub(crate) struct ConnRt {
     /// `None` until the client's flow starts.
     pub tcp: Option<Connection>,
     pub flow: u32,
+    pub run: u32,
     pub client: bool,
     /// First-hop link direction (the host's NIC queue).
     pub nic: u32,
@@ -101,6 +160,42 @@ pub(crate) struct ConnRt {
     pub fired_at: Option<Instant>,
     /// Waiting in its NIC's `blocked` list.
     pub blocked: bool,
+    /// Its flow in the NIC's fq qdisc ([`NONE`] without fq).
+    pub fq_flow: u32,
+    /// EDT pacing: `tcp_wstamp_ns`, the earliest time of its next packet.
+    pub wstamp: u64,
+    /// Data segments sent (`tp->data_segs_out`).
+    pub data_segs: u32,
+    /// A [`Event::PaceWake`] is pending.
+    pub pace_armed: bool,
+    /// It reached a synchronized state at some point.
+    pub established: bool,
+    /// It has finished (closed after being established); its metrics
+    /// went into the host's cache.
+    pub done: bool,
+}
+
+impl ConnRt {
+    fn new(flow: u32, run: u32, client: bool, nic: u32, mtu: u32) -> Self {
+        ConnRt {
+            tcp: None,
+            flow,
+            run,
+            client,
+            nic,
+            mtu,
+            timer_gen: 0,
+            timer_at: None,
+            fired_at: None,
+            blocked: false,
+            fq_flow: NONE,
+            wstamp: 0,
+            data_segs: 0,
+            pace_armed: false,
+            established: false,
+            done: false,
+        }
+    }
 }
 
 /// A per-packet observer (e.g. a pcap writer). `Send`, so that a [`Sim`]
@@ -129,10 +224,12 @@ pub struct Sim {
     pub(crate) conns: Vec<ConnRt>,
     /// Per node; empty for switches.
     pub(crate) demux: Vec<Demux>,
+    /// Per host and destination host: `tcp_metrics` cache entries.
+    pub(crate) metrics: BTreeMap<(NodeId, NodeId), TcpMetrics>,
     pub(crate) processed: u64,
     pub(crate) data_segments: u64,
     /// Spare list swapped with a NIC's `blocked` list while waking.
-    wake_scratch: Vec<u32>,
+    pub(crate) wake_scratch: Vec<u32>,
     tap: Option<PacketTap>,
     /// Names for the result.
     pub(crate) node_names: Vec<String>,
@@ -150,14 +247,21 @@ impl Sim {
             for (reverse, from, to, d) in [(false, l.a, l.b, &l.ab), (true, l.b, l.a, &l.ba)] {
                 let rng = Pcg32::for_component(cfg.seed, Component::LinkDirection { link: i, reverse });
                 let host_nic = cfg.nodes[from].kind == NodeKind::Host;
-                dirs.push(LinkDir::new(from, to, host_nic, l.rate_bps, d, rng));
+                let mut dir = LinkDir::new(from, to, host_nic, l.rate_bps, d, rng);
+                if let (true, Qdisc::Fq(fq)) = (host_nic, &cfg.nodes[from].qdisc) {
+                    dir.fq = Some(Box::new(FqQdisc::new(fq)));
+                }
+                dirs.push(dir);
             }
         }
         let adj = Adjacency::new(n, &cfg.links);
         let mut routes = Vec::new();
         let mut flows = Vec::with_capacity(cfg.flows.len());
-        let mut conns = Vec::with_capacity(2 * cfg.flows.len());
+        let total_conns: usize = cfg.flows.iter().map(|f| 2 * f.repeat.runs.max(1) as usize).sum();
+        let mut conns = Vec::with_capacity(total_conns);
         let mut demux = vec![Demux::default(); n];
+        // Runs ≥ 1 take client ports after every flow's first one.
+        let mut next_port = FIRST_CLIENT_PORT as u32 + cfg.flows.len() as u32;
         for (f, fc) in cfg.flows.iter().enumerate() {
             let mut r = [(0u32, 0u32); 2];
             for (side, (a, b)) in [(fc.from, fc.to), (fc.to, fc.from)].into_iter().enumerate() {
@@ -170,45 +274,57 @@ impl Sim {
             let mut rng = Pcg32::for_component(cfg.seed, Component::Flow { flow: f });
             let client_iss = SeqNum(rng.next_u32());
             let server_iss = SeqNum(rng.next_u32());
-            let AppConfig::Bulk { bytes, .. } = fc.app;
+            let runs = fc.repeat.runs.max(1);
+            let port_base = next_port as u16;
+            next_port += runs - 1;
+            let conn_base = conns.len() as u32;
+            let (cnic, snic) = (routes[r[0].0 as usize], routes[r[1].0 as usize]);
+            for k in 0..runs {
+                let port = if k == 0 { client_port(f) } else { port_base.wrapping_add(k as u16 - 1) };
+                let c = conns.len() as u32;
+                let mut client = ConnRt::new(f as u32, k, true, cnic, fc.tcp.mtu);
+                let mut server = ConnRt::new(f as u32, k, false, snic, fc.tcp_receiver.mtu);
+                if let Some(q) = dirs[cnic as usize].fq.as_deref_mut() {
+                    client.fq_flow = q.add_flow(c);
+                }
+                if let Some(q) = dirs[snic as usize].fq.as_deref_mut() {
+                    server.fq_flow = q.add_flow(c + 1);
+                }
+                conns.push(client);
+                conns.push(server);
+                demux[fc.from].insert(fc.to, port, SERVER_PORT, c);
+                demux[fc.to].insert(fc.from, SERVER_PORT, port, c + 1);
+            }
+            // Run 0's server listens from time zero.
+            let mut server = Connection::server(&fc.tcp_receiver, SERVER_PORT, client_port(f), server_iss);
+            server.set_nodelay(fc.nodelay);
+            if dirs[snic as usize].fq.is_some() {
+                // SK_PACING_FQ, as sch_fq sets it (see flows.rs).
+                server.set_pacing_status_fq(true);
+            }
+            conns[conn_base as usize + 1].tcp = Some(server);
             flows.push(FlowRt {
                 from: fc.from,
                 to: fc.to,
                 start: Instant::ZERO + fc.start,
                 route: r,
                 client_cfg: fc.tcp.clone(),
+                server_cfg: fc.tcp_receiver.clone(),
+                app: fc.app.clone(),
+                nodelay: fc.nodelay,
+                repeat: fc.repeat.clone(),
+                rng,
                 client_iss,
-                sender: BulkSender::new(bytes),
-                sink: Sink::default(),
-                started: false,
+                conn_base,
+                port_base,
+                runs: Vec::with_capacity(runs as usize),
                 completed_at: None,
                 trace: cfg.trace_interval.map(TraceSampler::new),
+                rpc: match &fc.app {
+                    AppConfig::Rpc(r) => Some(RpcRecorder::new(r.samples)),
+                    AppConfig::Bulk { .. } => None,
+                },
             });
-            let port = client_port(f);
-            conns.push(ConnRt {
-                tcp: None,
-                flow: f as u32,
-                client: true,
-                nic: routes[r[0].0 as usize],
-                mtu: fc.tcp.mtu,
-                timer_gen: 0,
-                timer_at: None,
-                fired_at: None,
-                blocked: false,
-            });
-            conns.push(ConnRt {
-                tcp: Some(Connection::server(&fc.tcp_receiver, SERVER_PORT, port, server_iss)),
-                flow: f as u32,
-                client: false,
-                nic: routes[r[1].0 as usize],
-                mtu: fc.tcp_receiver.mtu,
-                timer_gen: 0,
-                timer_at: None,
-                fired_at: None,
-                blocked: false,
-            });
-            demux[fc.from].insert(fc.to, port, SERVER_PORT, 2 * f as u32);
-            demux[fc.to].insert(fc.from, SERVER_PORT, port, 2 * f as u32 + 1);
         }
         for d in &mut demux {
             d.seal();
@@ -218,8 +334,13 @@ impl Sim {
             events.push(Instant::ZERO + fc.start, Event::FlowStart(f as u32));
         }
         for (f, fc) in cfg.flows.iter().enumerate() {
-            let AppConfig::Bulk { stop: Some(stop), .. } = fc.app else { continue };
-            events.push(Instant::ZERO + stop, Event::AppStop(f as u32));
+            let stop = match &fc.app {
+                AppConfig::Bulk { stop, .. } => *stop,
+                AppConfig::Rpc(r) => r.stop,
+            };
+            if let Some(stop) = stop {
+                events.push(Instant::ZERO + stop, Event::AppStop { flow: f as u32, run: 0 });
+            }
         }
         let mut sim = Sim {
             now: Instant::ZERO,
@@ -231,6 +352,7 @@ impl Sim {
             flows,
             conns,
             demux,
+            metrics: BTreeMap::new(),
             processed: 0,
             data_segments: 0,
             wake_scratch: Vec::new(),
@@ -240,8 +362,8 @@ impl Sim {
             flow_ids: cfg.flows.iter().map(|f| f.id.clone()).collect(),
         };
         // Servers listen from time zero; give them a chance to arm timers.
-        for c in (1..sim.conns.len()).step_by(2) {
-            sim.update_timer(c);
+        for f in 0..sim.flows.len() {
+            sim.update_timer(sim.flows[f].conn_base as usize + 1);
         }
         Ok(sim)
     }
@@ -274,9 +396,13 @@ impl Sim {
 
     /// Packets and bytes waiting in the queue of link direction `dir`
     /// (`2·link` for a → b, `2·link + 1` for b → a), not counting the packet
-    /// being serialized; `None` if there is no such direction.
+    /// being serialized; `None` if there is no such direction. For a host
+    /// NIC with fq, the packets in the qdisc.
     pub fn queue_occupancy(&self, dir: usize) -> Option<(usize, u64)> {
-        self.dirs.get(dir).map(|d| (d.queue.len(), d.queue.bytes()))
+        self.dirs.get(dir).map(|d| match d.fq.as_deref() {
+            Some(q) => (q.len(), q.bytes()),
+            None => (d.queue.len(), d.queue.bytes()),
+        })
     }
 
     /// Installs an observer called for every [`PacketEvent`]. Without one,
@@ -310,13 +436,19 @@ impl Sim {
                 }
                 Event::Timer { conn, gen } => self.on_timer(conn as usize, gen),
                 Event::FlowStart(f) => {
-                    self.start_flow(f as usize);
+                    self.start_run(f as usize);
                     true
                 }
-                Event::AppStop(f) => {
-                    self.stop_flow(f as usize);
+                Event::AppStop { flow, run } => {
+                    self.stop_run(flow as usize, run as usize);
                     true
                 }
+                Event::AppWake { flow, run } => self.wake_app(flow as usize, run as usize),
+                Event::PaceWake(c) => {
+                    self.on_pace_wake(c as usize);
+                    true
+                }
+                Event::Watchdog(d) => self.on_watchdog(d as usize, t),
             };
             self.processed += counted as u64;
         }
@@ -345,7 +477,12 @@ impl Sim {
         let node = if from_client { f.from } else { f.to };
         self.tap(PacketEventKind::Send, node, None, id);
         let first = self.routes[off as usize] as usize;
-        self.enqueue(first, id);
+        if self.dirs[first].fq.is_some() {
+            // No socket: fq's orphan flow, never paced.
+            self.enqueue_fq(first, 0, id, false);
+        } else {
+            self.enqueue(first, id);
+        }
         true
     }
 
@@ -379,7 +516,7 @@ impl Sim {
     }
 
     #[inline]
-    fn start_tx(&mut self, d: usize, id: PacketId, len: u32) {
+    pub(crate) fn start_tx(&mut self, d: usize, id: PacketId, len: u32) {
         let dir = &mut self.dirs[d];
         dir.in_service = Some((id, len));
         dir.tx_start = self.now;
@@ -403,6 +540,12 @@ impl Sim {
             }
         } else {
             self.events.push(arrive, Event::Arrive { dir: d as u32, pkt: id });
+        }
+        if dir.fq.is_some() {
+            let from = dir.from;
+            self.tap(PacketEventKind::Depart, from, Some(d), id);
+            self.fq_kick(d);
+            return;
         }
         let next = dir.queue.dequeue();
         let wake = dir.host_nic && !dir.blocked.is_empty();
@@ -471,15 +614,44 @@ impl Sim {
     /// Runs the application, transmits, samples the trace and re-arms the
     /// timer of connection `c` after an input. `ack` = the input was a
     /// segment from the peer.
-    fn after_conn_event(&mut self, c: usize, ack: bool) {
+    pub(crate) fn after_conn_event(&mut self, c: usize, ack: bool) {
+        let now = self.now;
         let conn = &mut self.conns[c];
-        let f = conn.flow as usize;
+        let (f, r) = (conn.flow as usize, conn.run as usize);
         let Some(tcp) = conn.tcp.as_mut() else { return };
         let flow = &mut self.flows[f];
+        let mut progress = false;
+        let Some(run) = flow.runs.get_mut(r) else {
+            // Run 0's server listens before its run starts.
+            self.drain_transmit(c);
+            self.update_timer(c);
+            return;
+        };
         if conn.client {
-            flow.sender.on_event(tcp);
-        } else if flow.sink.on_event(tcp) > 0 {
-            self.check_completion(f);
+            match &mut run.client {
+                ClientApp::Bulk(s) => s.on_event(tcp),
+                ClientApp::Rpc(rc) => {
+                    let ev = rc.on_event(tcp, now);
+                    if let Some(lat) = ev.completed {
+                        run.rpcs += 1;
+                        if let Some(rec) = flow.rpc.as_mut() {
+                            rec.record(lat);
+                        }
+                    }
+                    if let Some(t) = ev.wake_at {
+                        self.events.push(t, Event::AppWake { flow: f as u32, run: r as u32 });
+                    }
+                    progress = ev.finished;
+                }
+            }
+        } else {
+            match &mut run.server {
+                ServerApp::Sink(s) => progress = s.on_event(tcp) > 0,
+                ServerApp::Rpc(s) => s.on_event(tcp),
+            }
+        }
+        if progress {
+            self.check_completion(f, r);
         }
         self.drain_transmit(c);
         let conn = &self.conns[c];
@@ -494,12 +666,18 @@ impl Sim {
             }
         }
         self.update_timer(c);
+        if !self.conns[c].done {
+            self.check_closed(c);
+        }
     }
 
     /// Polls connection `c` for segments while its NIC can take them.
     #[inline]
-    fn drain_transmit(&mut self, c: usize) {
+    pub(crate) fn drain_transmit(&mut self, c: usize) {
         let now = self.now;
+        if self.dirs[self.conns[c].nic as usize].fq.is_some() {
+            return self.drain_fq(c);
+        }
         loop {
             let conn = &mut self.conns[c];
             let nic = conn.nic as usize;
@@ -527,7 +705,7 @@ impl Sim {
 
     /// Direction `d` (a host NIC) has room again: re-poll the connections
     /// that blocked on it, in the order they blocked.
-    fn wake_blocked(&mut self, d: usize) {
+    pub(crate) fn wake_blocked(&mut self, d: usize) {
         let mut list = std::mem::take(&mut self.wake_scratch);
         std::mem::swap(&mut list, &mut self.dirs[d].blocked);
         for &c in &list {
@@ -548,7 +726,7 @@ impl Sim {
     /// 1 ns later, so a core that keeps re-arming for "now" cannot livelock
     /// the event loop.
     #[inline]
-    fn update_timer(&mut self, c: usize) {
+    pub(crate) fn update_timer(&mut self, c: usize) {
         let now = self.now;
         let conn = &mut self.conns[c];
         let Some(tcp) = conn.tcp.as_ref() else { return };
@@ -592,41 +770,10 @@ impl Sim {
         }
     }
 
-    // ---- flows -----------------------------------------------------------
-
-    fn start_flow(&mut self, f: usize) {
-        let flow = &mut self.flows[f];
-        if flow.started {
-            return;
-        }
-        flow.started = true;
-        let c = 2 * f;
-        self.conns[c].tcp =
-            Some(Connection::client(&flow.client_cfg, client_port(f), SERVER_PORT, flow.client_iss, self.now));
-        self.after_conn_event(c, false);
-    }
-
-    fn stop_flow(&mut self, f: usize) {
-        let c = 2 * f;
-        let Some(tcp) = self.conns[c].tcp.as_mut() else { return };
-        self.flows[f].sender.stop(tcp);
-        self.after_conn_event(c, false);
-        self.check_completion(f);
-    }
-
-    /// A flow is complete once its sender has closed and the sink has read
-    /// every byte written.
-    fn check_completion(&mut self, f: usize) {
-        let flow = &mut self.flows[f];
-        if flow.completed_at.is_none() && flow.sender.closed && flow.sink.delivered >= flow.sender.written {
-            flow.completed_at = Some(self.now);
-        }
-    }
-
     // ---- observers -------------------------------------------------------
 
     #[inline]
-    fn tap(&mut self, kind: PacketEventKind, node: NodeId, dir: Option<usize>, id: PacketId) {
+    pub(crate) fn tap(&mut self, kind: PacketEventKind, node: NodeId, dir: Option<usize>, id: PacketId) {
         if let Some(tap) = self.tap.as_mut() {
             let p = self.packets.get(id);
             let flow = &self.flows[p.flow as usize];

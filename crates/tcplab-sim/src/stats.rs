@@ -1,18 +1,35 @@
 //! Turning a simulation's state into a [`RunResult`].
 //!
-//! - Flow goodput: bytes read by the receiving application, in bits per
-//!   second over the flow's active time, from its `start` to its completion
-//!   (or to now, if it has not completed). Zero before the flow starts.
-//! - Retransmits: the sender's `TcpRetransSegs`.
-//! - Counters: the flow's sender and receiver merged; the run's counters
-//!   are the sum over flows.
+//! - Flow goodput: bytes read by the applications (bulk: the receiver;
+//!   RPC: requests read by the server plus responses read by the client),
+//!   in bits per second over the flow's active time, from its `start` to
+//!   its completion (or to now, if it has not completed). Zero before the
+//!   flow starts. With several runs: summed over runs, over the whole
+//!   span (gaps included); each [`RunSummary`] has its own.
+//! - Retransmits: the sender's `TcpRetransSegs` (summed over runs).
+//! - Counters: the flow's sender and receiver merged (all runs); the
+//!   simulation's counters are the sum over flows.
 //! - Link utilization: serializer busy time over elapsed time, the packet
 //!   in service counted up to now.
 
-use crate::result::{FlowResult, LinkResult, RunResult};
+use crate::result::{FlowResult, LinkResult, RunResult, RunSummary};
 use crate::sim::Sim;
-use tcplab_core::time::Duration;
+use tcplab_core::time::{Duration, Instant};
 use tcplab_core::{Counters, Mib, TcpInfo};
+
+/// `bytes·8 / (end − start)` in bit/s; 0 for an empty interval.
+fn rate_bps(bytes: u64, start: Instant, end: Instant) -> f64 {
+    let active = end.as_nanos().saturating_sub(start.as_nanos());
+    if active > 0 {
+        bytes as f64 * 8.0 * 1e9 / active as f64
+    } else {
+        0.0
+    }
+}
+
+fn since_zero(t: Instant) -> Duration {
+    Duration::from_nanos(t.as_nanos())
+}
 
 impl Sim {
     /// The results so far (at [`Sim::now`]). Can be called at any time,
@@ -23,41 +40,93 @@ impl Sim {
         let mut total = Counters::default();
         let mut flows = Vec::with_capacity(self.flows.len());
         for (f, flow) in self.flows.iter().enumerate() {
-            let client = self.conns[2 * f].tcp.as_ref();
-            let server = self.conns[2 * f + 1].tcp.as_ref();
             let mut counters = Counters::default();
-            for c in [client, server].into_iter().flatten() {
-                counters.merge(c.counters());
+            let mut runs = Vec::with_capacity(flow.runs.len());
+            let (mut delivered, mut retransmits) = (0u64, 0u64);
+            let mut sender_info = TcpInfo::default();
+            for (k, run) in flow.runs.iter().enumerate() {
+                let base = flow.conn_base as usize + 2 * k;
+                let (mut run_counters, info, retrans) = match &run.released {
+                    Some(b) => (b.0.clone(), b.1, b.2),
+                    None => {
+                        let client = self.conns[base].tcp.as_ref();
+                        let server = self.conns[base + 1].tcp.as_ref();
+                        let mut c = Counters::default();
+                        for t in [client, server].into_iter().flatten() {
+                            c.merge(t.counters());
+                        }
+                        (
+                            c,
+                            client.map_or_else(TcpInfo::default, |t| t.info()),
+                            client.map_or(0, |t| t.counters().get(Mib::TcpRetransSegs)),
+                        )
+                    }
+                };
+                let bytes = run.server.delivered() + run.client_read();
+                counters.merge(&run_counters);
+                delivered += bytes;
+                retransmits += retrans;
+                sender_info = info;
+                runs.push(RunSummary {
+                    start: since_zero(run.start),
+                    completed_at: run.completed_at.map(since_zero),
+                    closed_at: run.closed_at.map(since_zero),
+                    bytes_delivered: bytes,
+                    goodput_bps: rate_bps(bytes, run.start, run.completed_at.unwrap_or(now)),
+                    retransmits: retrans,
+                    rpcs: run.rpcs,
+                    cached_metrics: run.cached,
+                    sender_info: info,
+                    counters: std::mem::take(&mut run_counters),
+                });
+            }
+            // The server of run 0 exists (listening) before the flow starts.
+            if flow.runs.is_empty() {
+                if let Some(t) = self.conns[flow.conn_base as usize + 1].tcp.as_ref() {
+                    counters.merge(t.counters());
+                }
             }
             total.merge(&counters);
             let end = flow.completed_at.unwrap_or(now);
-            let active = (end - flow.start).as_nanos();
-            let delivered = flow.sink.delivered;
-            let goodput_bps = if active > 0 { delivered as f64 * 8.0 * 1e9 / active as f64 } else { 0.0 };
+            let goodput_bps = if end > flow.start { rate_bps(delivered, flow.start, end) } else { 0.0 };
             flows.push(FlowResult {
                 id: self.flow_ids[f].clone(),
                 cc: flow.client_cfg.congestion_control.name().to_string(),
                 bytes_delivered: delivered,
                 goodput_bps,
-                retransmits: client.map_or(0, |c| c.counters().get(Mib::TcpRetransSegs)),
-                sender_info: client.map_or_else(TcpInfo::default, |c| c.info()),
+                retransmits,
+                sender_info,
                 counters,
-                completed_at: flow.completed_at.map(|t| Duration::from_nanos(t.as_nanos())),
+                completed_at: flow.completed_at.map(since_zero),
                 trace: flow.trace.as_ref().map_or_else(Vec::new, |t| t.rows.clone()),
+                rpc: flow.rpc.as_ref().map(|r| r.stats()),
+                runs,
             });
         }
         let links = self
             .dirs
             .iter()
             .enumerate()
-            .map(|(d, dir)| LinkResult {
-                id: format!("{}:{}->{}", self.link_names[d / 2], self.node_names[dir.from], self.node_names[dir.to]),
-                utilization: if elapsed > 0 { dir.busy_until(now) as f64 / elapsed as f64 } else { 0.0 },
-                tx_packets: dir.tx_packets,
-                tx_bytes: dir.tx_bytes,
-                drops: dir.queue.drops,
-                ce_marks: dir.queue.ce_marks,
-                peak_queue_packets: dir.queue.peak_packets,
+            .map(|(d, dir)| {
+                let (drops, ce_marks, peak, throttled) = match dir.fq.as_deref() {
+                    Some(q) => (q.drops, q.ce_marks, q.peak_packets, q.throttled),
+                    None => (dir.queue.drops, dir.queue.ce_marks, dir.queue.peak_packets, 0),
+                };
+                LinkResult {
+                    id: format!(
+                        "{}:{}->{}",
+                        self.link_names[d / 2],
+                        self.node_names[dir.from],
+                        self.node_names[dir.to]
+                    ),
+                    utilization: if elapsed > 0 { dir.busy_until(now) as f64 / elapsed as f64 } else { 0.0 },
+                    tx_packets: dir.tx_packets,
+                    tx_bytes: dir.tx_bytes,
+                    drops,
+                    ce_marks,
+                    peak_queue_packets: peak,
+                    throttled,
+                }
             })
             .collect();
         RunResult {

@@ -4,7 +4,7 @@
 //! Messages name the offending field as a path (`links[1].ab.queue.limit`)
 //! and say what would be accepted.
 
-use crate::config::{AppConfig, DelayModel, DirectionConfig, Limit, NodeKind, SimConfig};
+use crate::config::{AppConfig, DelayModel, DirectionConfig, FqConfig, Limit, NodeKind, Qdisc, SimConfig};
 use crate::host::MAX_FLOWS;
 use crate::routing::{route, Adjacency};
 use core::fmt;
@@ -13,6 +13,12 @@ use tcplab_core::TcpConfig;
 
 /// Longest propagation delay or jitter accepted (one hour).
 pub const MAX_DELAY: Duration = Duration::from_secs(3600);
+/// Longest think time, gap between runs or per-run duration accepted
+/// (10⁶ s, about 11.6 days).
+pub const MAX_APP_TIME: Duration = Duration::from_secs(1_000_000);
+/// Largest fq `quantum` (sch_fq.c `fq_change`: `quantum <= (1 << 20)`).
+pub const FQ_MAX_QUANTUM: u32 = 1 << 20;
+
 /// `TCP_MIN_MSS` (include/net/tcp.h) plus 40 bytes of IPv4 and TCP header:
 /// the smallest interface MTU a flow may use.
 pub const MIN_MTU: u32 = 88 + 40;
@@ -54,6 +60,15 @@ impl SimConfig {
             return Err("trace_interval must be positive (or absent to disable tracing)".into());
         }
         let n = self.nodes.len();
+        for (i, node) in self.nodes.iter().enumerate() {
+            let at = format!("nodes[{i}] ({:?})", node.name);
+            if let Qdisc::Fq(fq) = &node.qdisc {
+                if node.kind != NodeKind::Host {
+                    return Err(format!("{at}.qdisc: fq is a host qdisc; a switch's queues are its links' queues"));
+                }
+                check_fq(&format!("{at}.qdisc"), fq)?;
+            }
+        }
         for (i, l) in self.links.iter().enumerate() {
             let at = format!("links[{i}] ({:?})", l.name);
             if l.a >= n || l.b >= n {
@@ -70,6 +85,12 @@ impl SimConfig {
         }
         if self.flows.len() > MAX_FLOWS {
             return Err(format!("{} flows: at most {MAX_FLOWS} fit the client port range", self.flows.len()));
+        }
+        let conns: u64 = self.flows.iter().map(|f| f.repeat.runs.max(1) as u64).sum();
+        if conns > MAX_FLOWS as u64 {
+            return Err(format!(
+                "{conns} client connections (flows times their repeat runs): at most {MAX_FLOWS} fit the client port range"
+            ));
         }
         let adj = Adjacency::new(n, &self.links);
         let mut ids: Vec<&str> = Vec::with_capacity(self.flows.len());
@@ -99,19 +120,61 @@ impl SimConfig {
             }
             check_tcp(&format!("{at}.tcp"), &f.tcp)?;
             check_tcp(&format!("{at}.tcp_receiver"), &f.tcp_receiver)?;
-            match f.app {
+            let stop = match &f.app {
                 AppConfig::Bulk { bytes, stop } => {
-                    if bytes == Some(0) {
+                    if *bytes == Some(0) {
                         return Err(format!("{at}.app.bytes must be positive (or absent for unlimited)"));
                     }
-                    if let Some(stop) = stop {
-                        if stop <= f.start {
-                            return Err(format!(
-                                "{at}.app.stop ({stop:?}) must be after the flow's start ({:?})",
-                                f.start
-                            ));
-                        }
+                    *stop
+                }
+                AppConfig::Rpc(r) => {
+                    if r.request == 0 || r.response == 0 {
+                        return Err(format!("{at}.app: request and response sizes must be positive"));
                     }
+                    if r.count == Some(0) {
+                        return Err(format!("{at}.app.count must be positive (or absent for no limit)"));
+                    }
+                    if r.think > MAX_APP_TIME {
+                        return Err(format!("{at}.app.think must be at most {MAX_APP_TIME:?}"));
+                    }
+                    r.stop
+                }
+            };
+            if let Some(stop) = stop {
+                if stop <= f.start {
+                    return Err(format!("{at}.app.stop ({stop:?}) must be after the flow's start ({:?})", f.start));
+                }
+            }
+            let rep = &f.repeat;
+            if rep.runs == 0 {
+                return Err(format!("{at}.repeat.runs must be at least 1"));
+            }
+            if rep.gap > MAX_APP_TIME {
+                return Err(format!("{at}.repeat.gap must be at most {MAX_APP_TIME:?}"));
+            }
+            match rep.duration_each {
+                Some(d) if d == Duration::ZERO || d > MAX_APP_TIME => {
+                    return Err(format!("{at}.repeat.duration_each must be positive and at most {MAX_APP_TIME:?}"));
+                }
+                _ => {}
+            }
+            if rep.runs > 1 {
+                if stop.is_some() {
+                    return Err(format!(
+                        "{at}: app.stop is an absolute time and cannot end each of {} runs; use repeat.duration_each",
+                        rep.runs
+                    ));
+                }
+                let finite = rep.duration_each.is_some()
+                    || match &f.app {
+                        AppConfig::Bulk { bytes, .. } => bytes.is_some(),
+                        AppConfig::Rpc(r) => r.count.is_some(),
+                    };
+                if !finite {
+                    return Err(format!(
+                        "{at}: with {} runs each run must end: set repeat.duration_each, or app.bytes (bulk) / app.count (rpc)",
+                        rep.runs
+                    ));
                 }
             }
             if ids.contains(&f.id.as_str()) {
@@ -135,6 +198,28 @@ fn check_direction(at: &str, d: &DirectionConfig) -> Result<(), String> {
         DelayModel::OrderedJitter { base, jitter } if base > MAX_DELAY || jitter > MAX_DELAY => {
             Err(format!("{at}.delay base and jitter must each be at most {MAX_DELAY:?}"))
         }
+        DelayModel::RandomWalk { base, amplitude, step, interval } => {
+            if base > MAX_DELAY || amplitude > MAX_DELAY || step > MAX_DELAY {
+                Err(format!("{at}.delay: random-walk base, amplitude and step must each be at most {MAX_DELAY:?}"))
+            } else if interval.is_some_and(|i| i == Duration::ZERO || i > MAX_DELAY) {
+                Err(format!("{at}.delay: random-walk interval must be positive and at most {MAX_DELAY:?}"))
+            } else {
+                Ok(())
+            }
+        }
+        DelayModel::OnOff { base, delay, mean_on, mean_off, slot } => {
+            if [base, delay, mean_on, mean_off, slot].iter().any(|d| *d > MAX_DELAY) {
+                Err(format!("{at}.delay: on-off times must each be at most {MAX_DELAY:?}"))
+            } else if slot == Duration::ZERO {
+                Err(format!("{at}.delay: on-off slot must be positive"))
+            } else if mean_on < slot || mean_off < slot {
+                Err(format!(
+                    "{at}.delay: on-off mean_on ({mean_on:?}) and mean_off ({mean_off:?}) must be at least one slot ({slot:?})"
+                ))
+            } else {
+                Ok(())
+            }
+        }
         _ => Ok(()),
     }?;
     if matches!(d.queue.limit, Limit::Packets(0) | Limit::Bytes(0)) {
@@ -146,6 +231,22 @@ fn check_direction(at: &str, d: &DirectionConfig) -> Result<(), String> {
 fn check_tcp(at: &str, t: &TcpConfig) -> Result<(), String> {
     if t.mtu < MIN_MTU || t.mtu > u16::MAX as u32 {
         return Err(format!("{at}.mtu = {} must be in {MIN_MTU}..=65535", t.mtu));
+    }
+    Ok(())
+}
+
+fn check_fq(at: &str, q: &FqConfig) -> Result<(), String> {
+    if q.limit == 0 || q.flow_limit == 0 {
+        return Err(format!("{at}: limit and flow_limit must be positive"));
+    }
+    if q.quantum == 0 || q.quantum > FQ_MAX_QUANTUM {
+        return Err(format!("{at}.quantum = {} must be in 1..={FQ_MAX_QUANTUM} bytes", q.quantum));
+    }
+    if q.initial_quantum > i32::MAX as u32 {
+        return Err(format!("{at}.initial_quantum = {} must be at most {} bytes", q.initial_quantum, i32::MAX));
+    }
+    if q.flow_refill_delay > MAX_DELAY || q.ce_threshold.is_some_and(|c| c > MAX_DELAY) {
+        return Err(format!("{at}: flow_refill_delay and ce_threshold must each be at most {MAX_DELAY:?}"));
     }
     Ok(())
 }

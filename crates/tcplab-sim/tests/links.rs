@@ -226,3 +226,47 @@ fn test_tap_sees_every_stage_in_order() {
     );
     assert_eq!(sim.packets_in_flight(), 0);
 }
+
+// ---- order-keeping delay models -----------------------------------------------
+
+#[test]
+fn test_slowly_varying_and_on_off_delays_keep_order() {
+    let ms = Duration::from_millis;
+    for model in [
+        DelayModel::RandomWalk { base: ms(10), amplitude: ms(5), step: Duration::from_micros(200), interval: None },
+        DelayModel::RandomWalk { base: ms(10), amplitude: ms(5), step: ms(1), interval: Some(ms(1)) },
+        DelayModel::OnOff { base: ms(10), delay: ms(5), mean_on: ms(5), mean_off: ms(5), slot: ms(1) },
+        DelayModel::OrderedJitter { base: ms(10), jitter: ms(5) },
+    ] {
+        // 100 Mbit/s: a 1500-byte packet every 120 µs, far less than the
+        // delay's variation, so keeping order matters.
+        let cfg = config(
+            vec![host("a"), host("b")],
+            vec![link("l", 0, 1, 100_000_000, model.clone(), queue(Limit::Packets(1000)))],
+            vec![route_only_flow("f", 0, 1)],
+        );
+        let mut sim = Sim::new(&cfg).unwrap();
+        let log = record(&mut sim);
+        for i in 0..500 {
+            sim.inject_raw(0, true, data_seg(i, 1460, Ecn::NotEct));
+        }
+        sim.run_until(Instant::from_millis(200));
+        let d = deliveries(&log.borrow());
+        assert_eq!(d.len(), 500, "{model:?}");
+        let seqs: Vec<u32> = d.iter().map(|x| x.1).collect();
+        assert_eq!(seqs, (0..500).collect::<Vec<_>>(), "{model:?} reordered");
+        // Each packet's delay is within [base, base + 5 ms] of its departure,
+        // or it waits behind its predecessor.
+        let departs: Vec<u64> =
+            log.borrow().iter().filter(|o| o.kind == PacketEventKind::Depart).map(|o| o.t).collect();
+        let mut prev = 0;
+        let mut varied = std::collections::BTreeSet::new();
+        for (k, (t, _)) in d.iter().enumerate() {
+            let delay = t - departs[k];
+            assert!(delay >= ms(10).as_nanos() && (delay <= ms(15).as_nanos() || *t == prev), "{model:?}: {delay}");
+            varied.insert(delay / 100_000);
+            prev = *t;
+        }
+        assert!(varied.len() > 5, "{model:?}: the delay should vary");
+    }
+}

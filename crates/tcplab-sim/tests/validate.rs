@@ -93,6 +93,59 @@ fn test_invalid_configs_are_rejected_with_field_paths() {
 }
 
 #[test]
+fn test_invalid_new_features_are_rejected() {
+    let ms = Duration::from_millis;
+    let mut c = good();
+    c.nodes[1].qdisc = Qdisc::Fq(FqConfig::default());
+    assert!(err(&c).contains("nodes[1] (\"s\").qdisc: fq is a host qdisc"));
+
+    let mut c = good();
+    c.nodes[0].qdisc = Qdisc::Fq(FqConfig { quantum: 0, ..FqConfig::default() });
+    assert!(err(&c).contains("qdisc.quantum"));
+
+    let mut c = good();
+    c.nodes[0].qdisc = Qdisc::Fq(FqConfig { flow_limit: 0, ..FqConfig::default() });
+    assert!(err(&c).contains("flow_limit"));
+
+    let mut c = good();
+    c.links[0].ab.delay = DelayModel::OnOff { base: ms(1), delay: ms(1), mean_on: ms(1), mean_off: ms(1), slot: ms(2) };
+    assert!(err(&c).contains("at least one slot"));
+
+    let mut c = good();
+    c.links[0].ab.delay =
+        DelayModel::RandomWalk { base: ms(1), amplitude: ms(1), step: ms(1), interval: Some(Duration::ZERO) };
+    assert!(err(&c).contains("interval must be positive"));
+
+    let mut c = good();
+    c.flows[0].app = AppConfig::Rpc(RpcConfig::new(0, 10));
+    assert!(err(&c).contains("request and response"));
+
+    let mut c = good();
+    c.flows[0].app = AppConfig::Rpc(RpcConfig { count: Some(0), ..RpcConfig::new(1, 1) });
+    assert!(err(&c).contains("app.count"));
+
+    let mut c = good();
+    c.flows[0].repeat.runs = 0;
+    assert!(err(&c).contains("repeat.runs"));
+
+    let mut c = good();
+    c.flows[0].app = AppConfig::Bulk { bytes: None, stop: None };
+    c.flows[0].repeat.runs = 2;
+    assert!(err(&c).contains("each run must end"));
+    c.flows[0].repeat.duration_each = Some(ms(10));
+    c.validate().unwrap();
+
+    let mut c = good();
+    c.flows[0].app = AppConfig::Bulk { bytes: None, stop: Some(ms(5)) };
+    c.flows[0].repeat.runs = 2;
+    assert!(err(&c).contains("use repeat.duration_each"));
+
+    let mut c = good();
+    c.flows[0].repeat.runs = 40_000;
+    assert!(err(&c).contains("client connections"));
+}
+
+#[test]
 fn test_hosts_do_not_forward() {
     // a - b - c with b a host: no path a -> c.
     let c = config(
@@ -114,8 +167,43 @@ fn arb_delay() -> impl Strategy<Value = DelayModel> {
             .prop_map(move |(a, b)| DelayModel::Uniform { min: ns(a), max: ns(a + b) }),
         20 => (0u64..5_000_000, 0u64..5_000_000)
             .prop_map(move |(a, b)| DelayModel::OrderedJitter { base: ns(a), jitter: ns(b) }),
+        10 => (0u64..5_000_000, 0u64..5_000_000, 0u64..100_000, proptest::option::of(0u64..1_000_000))
+            .prop_map(move |(a, b, s, i)| DelayModel::RandomWalk {
+                base: ns(a), amplitude: ns(b), step: ns(s), interval: i.map(ns)
+            }),
+        10 => (0u64..5_000_000, 0u64..5_000_000, 0u64..50_000_000, 0u64..50_000_000, 1u64..2_000_000).prop_map(
+            move |(a, d, on, off, slot)| DelayModel::OnOff {
+                base: ns(a),
+                delay: ns(d),
+                mean_on: ns(slot + on),
+                mean_off: ns(slot + off),
+                slot: ns(slot)
+            }
+        ),
+        // Invalid: a mean shorter than a slot.
+        1 => (1u64..1_000_000).prop_map(move |s| DelayModel::OnOff {
+            base: ns(0), delay: ns(0), mean_on: ns(s - 1), mean_off: ns(s), slot: ns(s)
+        }),
         // Invalid: min > max.
         1 => (1u64..5_000_000).prop_map(move |a| DelayModel::Uniform { min: ns(a), max: ns(a - 1) }),
+    ]
+}
+
+fn arb_qdisc() -> impl Strategy<Value = Qdisc> {
+    prop_oneof![
+        2 => Just(Qdisc::Pfifo),
+        2 => (1u32..20, 1u32..5, 0u32..4000, any::<bool>(), 0u64..100_000).prop_map(|(limit, flow_limit, quantum, edt, low)| {
+            Qdisc::Fq(FqConfig {
+                pacing: if edt { FqPacing::Edt } else { FqPacing::Credit },
+                limit,
+                flow_limit,
+                quantum,
+                initial_quantum: quantum * 3,
+                low_rate_threshold: low,
+                ce_threshold: (quantum % 2 == 0).then(|| Duration::from_micros(quantum as u64)),
+                ..FqConfig::default()
+            })
+        }),
     ]
 }
 
@@ -144,10 +232,17 @@ fn arb_config() -> impl Strategy<Value = SimConfig> {
     let extra =
         proptest::collection::vec((any::<usize>(), any::<usize>(), 0u64..3_000_000_000, arb_dir(), arb_dir()), 0..4);
     let flows = proptest::collection::vec(
-        (any::<usize>(), any::<usize>(), 0u64..5_000_000, proptest::option::of(1u64..100_000)),
+        (
+            any::<usize>(),
+            any::<usize>(),
+            0u64..5_000_000,
+            proptest::option::of(1u64..100_000),
+            (0u8..4, 1u32..4, 0u64..3_000_000, any::<bool>()),
+        ),
         0..4,
     );
-    (shape, attach, extra, flows, any::<u64>()).prop_map(|((h, s), attach, extra, flows, seed)| {
+    let qdiscs = proptest::collection::vec(arb_qdisc(), 6);
+    (shape, attach, extra, flows, any::<u64>(), qdiscs).prop_map(|((h, s), attach, extra, flows, seed, qdiscs)| {
         let n = h + s;
         let mut links = Vec::new();
         for (i, (sw, rate_bps, ab, ba)) in attach.into_iter().take(h).enumerate() {
@@ -168,14 +263,34 @@ fn arb_config() -> impl Strategy<Value = SimConfig> {
         SimConfig {
             duration: Duration::from_millis(20),
             seed,
-            nodes: (0..n).map(|i| if i < h { host(&format!("h{i}")) } else { switch(&format!("s{i}")) }).collect(),
+            nodes: (0..n)
+                .map(|i| {
+                    if i < h {
+                        NodeConfig { qdisc: qdiscs[i].clone(), ..host(&format!("h{i}")) }
+                    } else {
+                        switch(&format!("s{i}"))
+                    }
+                })
+                .collect(),
             links,
             flows: flows
                 .into_iter()
                 .enumerate()
-                .map(|(i, (from, to, start, bytes))| {
+                .map(|(i, (from, to, start, bytes, (app, runs, each, nodelay)))| {
                     let mut f = bulk_flow(&format!("f{i}"), from % h, to % h, bytes);
                     f.start = Duration::from_nanos(start);
+                    if app % 2 == 1 {
+                        let mut r = RpcConfig::new(bytes.unwrap_or(1), 1 + start % 5000);
+                        r.think = Duration::from_nanos(start % 1_000_000);
+                        r.count = bytes.map(|b| b % 7);
+                        f.app = AppConfig::Rpc(r);
+                    }
+                    f.nodelay = nodelay;
+                    f.repeat = Repeat {
+                        runs,
+                        gap: Duration::from_nanos(each),
+                        duration_each: (each > 0).then(|| Duration::from_nanos(each)),
+                    };
                     f
                 })
                 .collect(),

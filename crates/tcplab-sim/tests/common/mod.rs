@@ -3,17 +3,16 @@
 
 use std::sync::{Arc, Mutex};
 use tcplab_core::time::{Duration, Instant};
-use tcplab_core::TcpConfig;
 use tcplab_sim::config::*;
 use tcplab_sim::{PacketEvent, PacketEventKind, Sim};
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum, TcpFlags};
 
 pub fn host(name: &str) -> NodeConfig {
-    NodeConfig { name: name.into(), kind: NodeKind::Host }
+    NodeConfig::host(name)
 }
 
 pub fn switch(name: &str) -> NodeConfig {
-    NodeConfig { name: name.into(), kind: NodeKind::Switch }
+    NodeConfig::switch(name)
 }
 
 pub fn queue(limit: Limit) -> QueueConfig {
@@ -34,26 +33,13 @@ pub fn fixed(d: Duration) -> DelayModel {
 /// used only as a route for injected packets.
 pub fn route_only_flow(id: &str, from: NodeId, to: NodeId) -> FlowConfig {
     FlowConfig {
-        id: id.into(),
-        from,
-        to,
         start: Duration::from_secs(1000),
-        tcp: TcpConfig::default(),
-        tcp_receiver: TcpConfig::default(),
-        app: AppConfig::Bulk { bytes: None, stop: None },
+        ..FlowConfig::new(id, from, to, AppConfig::Bulk { bytes: None, stop: None })
     }
 }
 
 pub fn bulk_flow(id: &str, from: NodeId, to: NodeId, bytes: Option<u64>) -> FlowConfig {
-    FlowConfig {
-        id: id.into(),
-        from,
-        to,
-        start: Duration::ZERO,
-        tcp: TcpConfig::default(),
-        tcp_receiver: TcpConfig::default(),
-        app: AppConfig::Bulk { bytes, stop: None },
-    }
+    FlowConfig::new(id, from, to, AppConfig::Bulk { bytes, stop: None })
 }
 
 pub fn config(nodes: Vec<NodeConfig>, links: Vec<LinkConfig>, flows: Vec<FlowConfig>) -> SimConfig {

@@ -1,0 +1,297 @@
+//! Scenario syntax of the simulator features added after the foundation:
+//! host qdiscs (fq), the RPC application, TCP_NODELAY, repeated
+//! connections and the order-keeping delay models. Each bad value names
+//! file:line:col and the field.
+
+use tcplab_core::time::Duration;
+use tcplab_lab::{load_str, runner};
+use tcplab_sim::config::{AppConfig, DelayModel, FqConfig, FqPacing, Qdisc, Repeat};
+
+fn repo(path: &str) -> String {
+    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+const BASE: &str = r#"[run]
+duration = "2s"
+
+[[node]]
+name = "h1"
+
+[[node]]
+name = "sw"
+kind = "switch"
+
+[[node]]
+name = "h2"
+
+[[link]]
+name = "access"
+a = "h1"
+b = "sw"
+rate = "1Gbit"
+delay = "10us"
+
+[[link]]
+name = "bn"
+a = "sw"
+b = "h2"
+rate = "100Mbit"
+delay = "1ms"
+
+[[flow]]
+id = "f1"
+from = "h1"
+to = "h2"
+"#;
+
+fn ok(text: &str) -> tcplab_lab::Scenario {
+    load_str("s.toml", text, &[], None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn err(text: &str) -> String {
+    load_str("bad.toml", text, &[], None).unwrap_err().to_string()
+}
+
+fn with(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "{from:?} not in BASE");
+    BASE.replacen(from, to, 1)
+}
+
+/// BASE with extra lines in the flow table.
+fn flow(extra: &str) -> String {
+    format!("{BASE}{extra}\n")
+}
+
+// ---- qdisc ----------------------------------------------------------------
+
+#[test]
+fn test_qdisc_defaults_and_fq_parameters() {
+    let sc = ok(BASE);
+    assert_eq!(sc.sim.nodes[0].qdisc, Qdisc::Pfifo);
+    let sc = ok(&with("name = \"h1\"", "name = \"h1\"\nqdisc = \"fq\""));
+    assert_eq!(sc.sim.nodes[0].qdisc, Qdisc::Fq(FqConfig::default()));
+    let sc = ok(&with(
+        "name = \"h1\"",
+        "name = \"h1\"\nqdisc = { kind = \"fq\", pacing = \"credit\", limit = \"5000p\", flow_limit = 50, quantum = \"4KB\", \
+         initial_quantum = 30000, flow_refill_delay = \"10ms\", low_rate_threshold = \"0bit\", ce_threshold = \"1ms\" }",
+    ));
+    let Qdisc::Fq(q) = &sc.sim.nodes[0].qdisc else { panic!() };
+    assert_eq!(q.pacing, FqPacing::Credit);
+    assert_eq!((q.limit, q.flow_limit, q.quantum, q.initial_quantum), (5000, 50, 4000, 30000));
+    assert_eq!(q.flow_refill_delay, Duration::from_millis(10));
+    assert_eq!(q.low_rate_threshold, 0);
+    assert_eq!(q.ce_threshold, Some(Duration::from_millis(1)));
+    // Default threshold: 550 kbit/s in bytes per second.
+    assert_eq!(FqConfig::default().low_rate_threshold, 68_750);
+    // --set reaches it too.
+    let sc = load_str("s.toml", BASE, &["node.h2.qdisc=fq".into()], None).unwrap();
+    assert!(matches!(sc.sim.nodes[2].qdisc, Qdisc::Fq(_)));
+}
+
+#[test]
+fn test_qdisc_errors() {
+    assert_eq!(
+        err(&with("kind = \"switch\"", "kind = \"switch\"\nqdisc = \"fq\"")),
+        "bad.toml:10:9: node[1].qdisc: a qdisc applies to hosts; a switch's queues are its links' `queue` settings \
+         (remove qdisc, or make the node a host)"
+    );
+    assert_eq!(
+        err(&with("name = \"h1\"", "name = \"h1\"\nqdisc = \"codel\"")),
+        "bad.toml:6:9: node[0].qdisc: unknown qdisc \"codel\" (known: pfifo, fq)"
+    );
+    let e = err(&with("name = \"h1\"", "name = \"h1\"\nqdisc = { kind = \"fq\", quantum = 0 }"));
+    assert_eq!(e, "bad.toml:6:34: node[0].qdisc.quantum: must be between 1 and 1048576 bytes, found 0");
+    let e = err(&with("name = \"h1\"", "name = \"h1\"\nqdisc = { kind = \"fq\", flow_limit = \"10KB\" }"));
+    assert!(e.starts_with("bad.toml:6:37: node[0].qdisc.flow_limit: fq limits count packets"), "{e}");
+    let e = err(&with("name = \"h1\"", "name = \"h1\"\nqdisc = { kind = \"fq\", pacing = \"tsq\" }"));
+    assert!(e.starts_with("bad.toml:6:33: node[0].qdisc.pacing: unknown pacing \"tsq\""), "{e}");
+    let e = err(&with("name = \"h1\"", "name = \"h1\"\nqdisc = { kind = \"fq\", quantom = 1 }"));
+    assert_eq!(e, "bad.toml:6:24: node[0].qdisc.quantom: unknown key; did you mean \"quantum\"?");
+}
+
+// ---- rpc, nodelay ----------------------------------------------------------
+
+#[test]
+fn test_rpc_app_and_nodelay() {
+    let sc = ok(&flow("app = \"rpc\""));
+    let AppConfig::Rpc(r) = &sc.sim.flows[0].app else { panic!() };
+    assert_eq!((r.request, r.response, r.count, r.think, r.samples), (1, 1, None, Duration::ZERO, 0));
+    assert!(!sc.sim.flows[0].nodelay);
+    let sc = ok(&flow(
+        "nodelay = true\napp = { kind = \"rpc\", request = \"10KB\", response = \"1MB\", think = \"2ms\", count = 500, \
+         stop = \"1.5s\", samples = 1000 }",
+    ));
+    let AppConfig::Rpc(r) = &sc.sim.flows[0].app else { panic!() };
+    assert_eq!((r.request, r.response, r.count, r.samples), (10_000, 1_000_000, Some(500), 1000));
+    assert_eq!((r.think, r.stop), (Duration::from_millis(2), Some(Duration::from_millis(1500))));
+    assert!(sc.sim.flows[0].nodelay);
+}
+
+#[test]
+fn test_rpc_errors() {
+    assert_eq!(
+        err(&flow("app = { kind = \"rpc\", request = 0 }")),
+        "bad.toml:32:33: flow[0].app.request: must be greater than zero"
+    );
+    assert_eq!(
+        err(&flow("app = { kind = \"rpc\", count = 0 }")),
+        "bad.toml:32:31: flow[0].app.count: must be between 1 and 9223372036854775807, found 0"
+    );
+    assert_eq!(
+        err(&flow("app = { kind = \"rpc\", bytes = 10 }")),
+        "bad.toml:32:23: flow[0].app.bytes: unknown key (expected one of: kind, request, response, think, count, stop, samples)"
+    );
+    assert_eq!(err(&flow("app = \"rr\"")), "bad.toml:32:7: flow[0].app: unknown application \"rr\" (known: bulk, rpc)");
+    assert_eq!(
+        err(&flow("nodelay = \"yes\"")),
+        "bad.toml:32:11: flow[0].nodelay: expected true/false (or 1/0), found a string \"yes\""
+    );
+}
+
+// ---- repeat ------------------------------------------------------------------
+
+#[test]
+fn test_repeat_gap_duration_each() {
+    let sc = ok(&flow("repeat = 10\ngap = \"1s\"\nduration_each = \"10s\""));
+    assert_eq!(
+        sc.sim.flows[0].repeat,
+        Repeat { runs: 10, gap: Duration::from_secs(1), duration_each: Some(Duration::from_secs(10)) }
+    );
+    assert_eq!(ok(BASE).sim.flows[0].repeat, Repeat::default());
+    // A finite application ends each run by itself.
+    ok(&flow("repeat = 3\napp = { kind = \"bulk\", bytes = \"1MB\" }"));
+    ok(&flow("repeat = 3\napp = { kind = \"rpc\", count = 100 }"));
+}
+
+#[test]
+fn test_repeat_errors() {
+    assert_eq!(
+        err(&flow("repeat = 3")),
+        "bad.toml:32:10: flow[0].repeat: with 3 runs each run must end: set duration_each, or app.bytes so that the \
+         application finishes"
+    );
+    assert_eq!(
+        err(&flow("repeat = 2\napp = { kind = \"bulk\", stop = \"1s\" }")),
+        "bad.toml:33:31: flow[0].app.stop: stop is a time since the start of the simulation and cannot end each of 2 \
+         runs; use flow[0].duration_each"
+    );
+    assert_eq!(err(&flow("repeat = 0")), "bad.toml:32:10: flow[0].repeat: must be between 1 and 32768, found 0");
+    assert_eq!(
+        err(&flow("duration_each = \"0s\"")),
+        "bad.toml:32:17: flow[0].duration_each: must be greater than zero"
+    );
+    assert_eq!(
+        err(&flow("gap = 5")),
+        "bad.toml:32:7: flow[0].gap: a time needs a unit: write e.g. \"5ms\" or \"5s\" (units: ns, us, ms, s)"
+    );
+    let e = err(&flow("repeat = 20000\nduration_each = \"1s\"\n[[flow]]\nid = \"f2\"\nfrom = \"h1\"\nto = \"h2\"\nrepeat = 20000\nduration_each = \"1s\""));
+    assert!(e.starts_with("bad.toml:38:10: flow[1].repeat: the flows need 40000 client connections"), "{e}");
+}
+
+// ---- delay models ------------------------------------------------------------
+
+#[test]
+fn test_random_walk_and_on_off_delays() {
+    let sc = ok(&with(
+        "delay = \"1ms\"",
+        "delay = { model = \"random-walk\", base = \"1ms\", amplitude = \"2ms\", step = \"20us\", interval = \"1ms\" }",
+    ));
+    assert_eq!(
+        sc.sim.links[1].ab.delay,
+        DelayModel::RandomWalk {
+            base: Duration::from_millis(1),
+            amplitude: Duration::from_millis(2),
+            step: Duration::from_micros(20),
+            interval: Some(Duration::from_millis(1)),
+        }
+    );
+    let sc = ok(&with(
+        "delay = \"1ms\"",
+        "delay = { model = \"on-off\", base = \"1ms\", delay = \"5ms\", mean_on = \"50ms\", mean_off = \"200ms\" }",
+    ));
+    assert_eq!(
+        sc.sim.links[1].ba.delay,
+        DelayModel::OnOff {
+            base: Duration::from_millis(1),
+            delay: Duration::from_millis(5),
+            mean_on: Duration::from_millis(50),
+            mean_off: Duration::from_millis(200),
+            slot: Duration::from_millis(1),
+        }
+    );
+}
+
+#[test]
+fn test_delay_model_errors() {
+    assert_eq!(
+        err(&with(
+            "delay = \"1ms\"",
+            "delay = { model = \"on-off\", base = \"1ms\", delay = \"5ms\", mean_on = \"500us\", mean_off = \"2ms\" }"
+        )),
+        "bad.toml:26:68: link[1].delay.mean_on: must be at least one slot (1ms): the chain switches at most once per slot"
+    );
+    assert_eq!(
+        err(&with(
+            "delay = \"1ms\"",
+            "delay = { model = \"random-walk\", base = \"1ms\", amplitude = \"2ms\", step = \"20us\", interval = \"0s\" }"
+        )),
+        "bad.toml:26:93: link[1].delay.interval: must be greater than zero"
+    );
+    assert_eq!(
+        err(&with("delay = \"1ms\"", "delay = { model = \"random-walk\", base = \"1ms\", step = \"20us\" }")),
+        "bad.toml:26:9: link[1].delay.amplitude: missing required key"
+    );
+    let e = err(&with("delay = \"1ms\"", "delay = { model = \"brownian\" }"));
+    assert!(e.ends_with("(known: fixed, uniform, ordered-jitter, random-walk, on-off)"), "{e}");
+}
+
+// ---- docs and end to end -----------------------------------------------------
+
+#[test]
+fn test_every_docs_example_scenario_validates() {
+    for doc in ["docs/scenarios.md", "docs/sim-fq.md"] {
+        let text = std::fs::read_to_string(repo(doc)).unwrap();
+        let mut n = 0;
+        for block in text.split("```toml\n").skip(1) {
+            let body = &block[..block.find("```").unwrap()];
+            if body.contains("[run]") {
+                load_str(doc, body, &[], None).unwrap_or_else(|e| panic!("{doc}: {e}\n{body}"));
+                n += 1;
+            }
+        }
+        assert!(n >= 1, "{doc}: no complete example");
+    }
+}
+
+#[test]
+fn test_rpc_over_fq_with_repeat_runs_end_to_end() {
+    let text = with("name = \"h1\"", "name = \"h1\"\nqdisc = \"fq\"")
+        + "app = { kind = \"rpc\", request = \"1KB\", response = \"10KB\", samples = 10 }\nrepeat = 2\nduration_each = \"300ms\"\n";
+    let sc = ok(&text);
+    let out = runner::run(&sc, None).unwrap();
+    let f = &out.result.flows[0];
+    assert_eq!(f.runs.len(), 2);
+    let s = f.rpc.as_ref().unwrap();
+    assert!(s.count > 50, "{}", s.count);
+    assert_eq!(s.samples.len(), 10);
+    assert!(f.runs[1].cached_metrics.is_some());
+}
+
+#[test]
+fn test_json_and_table_report_rpc_latencies_and_runs() {
+    let text = flow("app = { kind = \"rpc\", request = 100, response = 200, count = 20 }\nrepeat = 2");
+    let sc = ok(&text);
+    let out = runner::run(&sc, None).unwrap();
+    let report = tcplab_lab::report::RunReport::new(&sc, &out);
+    let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    let f = &json["flows"][0];
+    assert_eq!(f["rpc"]["count"], 40);
+    for key in ["min_us", "mean_us", "p50_us", "p90_us", "p99_us", "p999_us", "max_us"] {
+        assert!(f["rpc"][key].as_f64().unwrap() > 0.0, "{key}");
+    }
+    assert_eq!(f["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(f["runs"][1]["rpcs"], 20);
+    assert_eq!(f["bytes_delivered"], 40 * 300);
+    let table = report.to_table();
+    assert!(table.contains("p99.9 ms") && table.contains("goodput Mbit/s"), "{table}");
+}

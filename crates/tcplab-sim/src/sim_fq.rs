@@ -1,0 +1,200 @@
+//! The simulator's side of fq hosts: polling paced connections, handing
+//! their packets to the qdisc, serving the NIC from it, and waking
+//! connections and the qdisc on time. The qdisc itself is `fq.rs`; the
+//! model is described in docs/sim-fq.md.
+//!
+//! **EDT pacing** ([`FqPacing::Edt`](crate::config::FqPacing), Linux ≥
+//! 4.20). Linux TCP keeps `tcp_wstamp_ns` per socket. `__tcp_transmit_skb`
+//! stamps each packet with `max(tcp_wstamp_ns, now)` (its earliest
+//! departure time, also its `skb_mstamp_ns`, from which RTT samples are
+//! taken), and `tcp_update_skb_after_send` then advances the stamp by
+//! `len·10⁹/sk_pacing_rate` ns (`len` = payload bytes), less up to half
+//! of the jump the stamp made to catch up with `now` ("OS jitter"), once
+//! the socket has sent 10 data segments ("original sch_fq does not pace
+//! first 10 MSS") and only if a pacing rate is set. fq holds each packet
+//! until its stamp.
+//!
+//! The simulator cannot hold a polled segment back in the core, so it
+//! holds the *connection* instead: it polls a connection only when
+//! `wstamp ≤ now`, applies the same stamp update to each segment polled,
+//! and otherwise arms a [`Event::PaceWake`] at `wstamp`. The packet
+//! reaches fq at its departure time (`time_to_send = now`), which is what
+//! fq would have released at that time, and the core's send time equals
+//! Linux's `skb_mstamp_ns`. The difference: in Linux the packet sits in
+//! fq (and in `packets_out`) while it waits, here it is not yet sent.
+//!
+//! **Backpressure.** A connection is polled only while the qdisc has room
+//! for it ([`FqQdisc::room`](crate::fq::FqQdisc::room): `limit`,
+//! `flow_limit`, and TCP Small Queues). When its flow is full it waits
+//! for a packet of that flow to leave; when the qdisc is full it joins the
+//! NIC's `blocked` list like a pfifo NIC. TCP segments are never dropped
+//! locally.
+
+use crate::fq::{Dequeued, Room, NONE};
+use crate::packet::{Packet, PacketEventKind, PacketId};
+use crate::sim::{Event, Sim};
+use tcplab_core::time::Instant;
+use tcplab_wire::Ecn;
+
+/// "Original sch_fq does not pace first 10 MSS" (`tcp_update_skb_after_send`).
+const EDT_UNPACED_SEGS: u32 = 10;
+const NSEC_PER_SEC: u128 = 1_000_000_000;
+
+impl Sim {
+    /// [`Sim::drain_transmit`] for a connection whose NIC has fq.
+    pub(crate) fn drain_fq(&mut self, c: usize) {
+        let now = self.now;
+        let now_ns = now.as_nanos();
+        loop {
+            let conn = &mut self.conns[c];
+            let nic = conn.nic as usize;
+            let Some(tcp) = conn.tcp.as_mut() else { return };
+            let dir = &mut self.dirs[nic];
+            let Some(q) = dir.fq.as_deref_mut() else { return };
+            let f = conn.fq_flow;
+            match q.room(f, conn.mtu, tcp.pacing_rate()) {
+                Room::Yes => {}
+                Room::Flow => {
+                    q.flows[f as usize].waiting = true;
+                    return;
+                }
+                Room::Qdisc => {
+                    if !conn.blocked {
+                        conn.blocked = true;
+                        dir.blocked.push(c as u32);
+                    }
+                    return;
+                }
+            }
+            let edt = q.edt;
+            if edt && conn.wstamp > now_ns {
+                if !conn.pace_armed {
+                    conn.pace_armed = true;
+                    self.events.push(Instant::from_nanos(conn.wstamp), Event::PaceWake(c as u32));
+                }
+                return;
+            }
+            let Some(seg) = tcp.poll_transmit(now) else { return };
+            if edt {
+                //= linux:v6.13:net/ipv4/tcp_output.c#__tcp_transmit_skb
+                //= linux:v6.13:net/ipv4/tcp_output.c#tcp_update_skb_after_send
+                //# Original sch_fq does not pace first 10 MSS
+                let prior = conn.wstamp;
+                conn.wstamp = conn.wstamp.max(now_ns);
+                if seg.payload_len > 0 {
+                    conn.data_segs = conn.data_segs.saturating_add(1);
+                }
+                let rate = tcp.pacing_rate();
+                if rate != 0 && conn.data_segs >= EDT_UNPACED_SEGS {
+                    let mut len_ns = (seg.payload_len as u128 * NSEC_PER_SEC / rate as u128) as u64;
+                    let credit = conn.wstamp - prior;
+                    len_ns -= (len_ns / 2).min(credit);
+                    conn.wstamp += len_ns;
+                }
+            }
+            // skb_is_tcp_pure_ack: an ACK without data or SYN/FIN/RST.
+            let pure_ack = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst();
+            let client = conn.client;
+            let fl = conn.flow as usize;
+            let pkt =
+                Packet { seg, wire_len: seg.wire_len(), flow: fl as u32, from_client: client, raw: false, hop: 0 };
+            let id = self.packets.alloc(pkt);
+            let flow = &self.flows[fl];
+            let host = if client { flow.from } else { flow.to };
+            self.tap(PacketEventKind::Send, host, None, id);
+            self.enqueue_fq(nic, f, id, !pure_ack);
+        }
+    }
+
+    /// Hands packet `id` of fq flow `f` to the qdisc of direction `d`, due
+    /// now, and starts the NIC if it is idle.
+    pub(crate) fn enqueue_fq(&mut self, d: usize, f: u32, id: PacketId, paced: bool) {
+        let now = self.now.as_nanos();
+        let len = self.packets.get(id).wire_len;
+        let dir = &mut self.dirs[d];
+        let from = dir.from;
+        let Some(q) = dir.fq.as_deref_mut() else { return };
+        if q.enqueue(now, f, id, len, paced, now) {
+            self.tap(PacketEventKind::Enqueue, from, Some(d), id);
+        } else {
+            self.tap(PacketEventKind::Drop, from, Some(d), id);
+            self.packets.free(id);
+        }
+        if self.dirs[d].in_service.is_none() {
+            self.fq_kick(d);
+        }
+    }
+
+    /// The NIC of direction `d` is idle: start its next packet from the
+    /// qdisc, wake connections waiting for room, or arm the watchdog.
+    pub(crate) fn fq_kick(&mut self, d: usize) {
+        let now = self.now.as_nanos();
+        let conns = &self.conns;
+        let dir = &mut self.dirs[d];
+        let Some(q) = dir.fq.as_deref_mut() else { return };
+        let out = q.dequeue(now, |c| {
+            if c == NONE {
+                return 0;
+            }
+            conns[c as usize].tcp.as_ref().map_or(0, |t| t.pacing_rate())
+        });
+        let Some(Dequeued { id, len, flow, ce }) = out else {
+            let t = q.time_next_delayed_flow;
+            if t != u64::MAX && t < dir.watchdog_at {
+                dir.watchdog_at = t;
+                self.events.push(Instant::from_nanos(t), Event::Watchdog(d as u32));
+            }
+            return;
+        };
+        let waiter = {
+            let fl = &mut q.flows[flow as usize];
+            let w = fl.waiting.then_some(fl.conn);
+            fl.waiting = false;
+            w
+        };
+        if ce {
+            let p = self.packets.get_mut(id);
+            if matches!(p.seg.ecn, Ecn::Ect0 | Ecn::Ect1) {
+                p.seg.ecn = Ecn::Ce;
+                q.count_ce();
+            }
+        }
+        let wake_all = !dir.blocked.is_empty();
+        self.start_tx(d, id, len);
+        if let Some(c) = waiter {
+            if c != NONE {
+                let c = c as usize;
+                self.drain_transmit(c);
+                self.update_timer(c);
+            }
+        }
+        if wake_all {
+            self.wake_blocked(d);
+        }
+    }
+
+    /// A paced connection's departure time has come.
+    pub(crate) fn on_pace_wake(&mut self, c: usize) {
+        self.conns[c].pace_armed = false;
+        if self.conns[c].tcp.is_none() {
+            return;
+        }
+        self.drain_transmit(c);
+        self.update_timer(c);
+    }
+
+    /// The watchdog of direction `d`'s qdisc fired at `t`; returns whether
+    /// it did anything.
+    pub(crate) fn on_watchdog(&mut self, d: usize, t: Instant) -> bool {
+        let dir = &mut self.dirs[d];
+        if dir.watchdog_at == t.as_nanos() {
+            dir.watchdog_at = u64::MAX;
+        }
+        if dir.in_service.is_some() {
+            // The NIC's own completion will dequeue.
+            return false;
+        }
+        self.fq_kick(d);
+        true
+    }
+}
