@@ -494,7 +494,7 @@ pub static DCTCP_PARAMS: &[Knob<DctcpParams>] = &[
 ];
 
 /// Module-parameter table names inside a knob table, with their module.
-pub const MODULE_TABLES: &[&str] = &["cubic", "dctcp"];
+pub const MODULE_TABLES: &[&str] = &["cubic", "dctcp", "reno"];
 
 fn diff_table<C: Clone>(prefix: &str, table: &[Knob<C>], a: &C, b: &C, out: &mut Vec<(String, String, String)>) {
     for k in table {
@@ -516,6 +516,7 @@ pub fn diff(a: &TcpConfig, b: &TcpConfig) -> Vec<(String, String, String)> {
     match (&a.congestion_control, &b.congestion_control) {
         (CcConfig::Cubic(pa), CcConfig::Cubic(pb)) => diff_table("cubic.", CUBIC_PARAMS, pa, pb, &mut out),
         (CcConfig::Dctcp(pa), CcConfig::Dctcp(pb)) => diff_table("dctcp.", DCTCP_PARAMS, pa, pb, &mut out),
+        (CcConfig::Reno(pa), CcConfig::Reno(pb)) => diff_table("reno.", RENO_PARAMS, pa, pb, &mut out),
         _ => {}
     }
     diff_table("", KNOBS, a, b, &mut out);

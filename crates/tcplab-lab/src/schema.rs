@@ -13,6 +13,7 @@ use crate::tree::{Node, Origin, Source, Table, Tree, Value};
 use crate::units;
 use std::collections::VecDeque;
 use tcplab_core::cc::cubic::CubicParams;
+use tcplab_core::cc::reno::RenoParams;
 use tcplab_core::cc::dctcp::DctcpParams;
 use tcplab_core::cc::CcConfig;
 use tcplab_core::config::PRESETS;
@@ -963,7 +964,7 @@ fn preset_name<'a>(f: F<'a>) -> Result<&'a str> {
 }
 
 /// Keys a TCP knob table accepts besides the knobs.
-const KNOB_TABLE_EXTRA: &[&str] = &["preset", "congestion_control", "cubic", "dctcp"];
+const KNOB_TABLE_EXTRA: &[&str] = &["preset", "congestion_control", "cubic", "dctcp", "reno"];
 
 /// Checks every key and value of a knob table, so errors surface even in
 /// tables whose values end up overridden or unused.
@@ -978,6 +979,7 @@ fn check_knob_table(t: &T<'_>) -> Result<()> {
     // in `build_tcp`, on the parameters of the preset's era.
     apply_params(t, "cubic", knobs::CUBIC_PARAMS, &mut CubicParams::default())?;
     apply_params(t, "dctcp", knobs::DCTCP_PARAMS, &mut DctcpParams::default())?;
+    apply_params(t, "reno", knobs::RENO_PARAMS, &mut RenoParams::default())?;
     Ok(())
 }
 
@@ -1146,7 +1148,11 @@ fn build_tcp(defaults: Option<&T<'_>>, end: Option<&T<'_>>, flow_cc: Option<&F<'
                 check_params(t, k, o, p.validate())?;
             }
         }
-        CcConfig::Reno => {}
+        CcConfig::Reno(p) => {
+            for t in &tables {
+                apply_params(t, "reno", knobs::RENO_PARAMS, p)?;
+            }
+        }
     }
     for t in &tables {
         apply_knobs(t, &mut cfg)?;

@@ -478,9 +478,10 @@ pub fn tcp_reno_cong_avoid_era(tp: &mut CaCtx, acked: u32, era: CcEra) {
 /// `net.ipv4.tcp_congestion_control` plus the module's parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcConfig {
-    /// `reno` (tcp_cong.c), current form. For an older era construct
-    /// [`reno::Reno::with_era`] directly.
-    Reno,
+    /// `reno` (tcp_cong.c), current form, with tcplab's optional HyStart++
+    /// (Linux's Reno has no early slow-start exit). For an older era
+    /// construct [`reno::Reno::with_era`] directly.
+    Reno(reno::RenoParams),
     /// `cubic` (tcp_cubic.c) with its module parameters and era.
     Cubic(cubic::CubicParams),
     /// `dctcp` (tcp_dctcp.c) with its module parameters and era.
@@ -491,7 +492,7 @@ impl CcConfig {
     /// `tcp_ca_find()`: the module by name with default parameters.
     pub fn from_name(name: &str) -> Option<CcConfig> {
         match name {
-            "reno" => Some(CcConfig::Reno),
+            "reno" => Some(CcConfig::Reno(reno::RenoParams::default())),
             "cubic" => Some(CcConfig::Cubic(cubic::CubicParams::default())),
             "dctcp" => Some(CcConfig::Dctcp(dctcp::DctcpParams::default())),
             _ => None,
@@ -501,7 +502,7 @@ impl CcConfig {
     /// The module name (`tcp_congestion_ops.name`).
     pub fn name(&self) -> &'static str {
         match self {
-            CcConfig::Reno => "reno",
+            CcConfig::Reno(_) => "reno",
             CcConfig::Cubic(_) => "cubic",
             CcConfig::Dctcp(_) => "dctcp",
         }
@@ -531,7 +532,7 @@ impl AnyCc {
     /// established.
     pub fn new(cfg: &CcConfig) -> AnyCc {
         match cfg {
-            CcConfig::Reno => AnyCc::Reno(reno::Reno::new()),
+            CcConfig::Reno(p) => AnyCc::Reno(reno::Reno::with_params(CcEra::Current, *p)),
             CcConfig::Cubic(p) => AnyCc::Cubic(cubic::Cubic::new(p.clone())),
             CcConfig::Dctcp(p) => AnyCc::Dctcp(dctcp::Dctcp::new(p.clone())),
         }
