@@ -2,18 +2,29 @@
 //!
 //! Thin by design: flags are parsed here (clap, one definition per flag,
 //! from which the help text comes) and everything else is a call into
-//! `tcplab_lab`. Exit codes: 0 ok, 1 an experiment check failed (reserved),
-//! 2 error (bad input, unreadable file, unwritable output). Data goes to
-//! stdout, progress and errors to stderr; a closed stdout pipe counts as
-//! success.
+//! `tcplab_lab`. Exit codes: 0 ok, 1 an experiment check failed, 2 error
+//! (bad input, unreadable file, unwritable output). Data goes to stdout,
+//! progress and errors to stderr; a closed stdout pipe counts as success.
+//!
+//! Output files (`--plot`, `--pcap`, `--report`, `--trace`) are created or
+//! reserved before anything runs, so a bad path fails at once, and are
+//! removed again when the command fails ([`tcplab_lab::outputs`]).
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tcplab_lab::batch::{self, FlowTrace, Progress, Quiet};
+use tcplab_lab::compare::{ArmSpec, CompareSpec};
+use tcplab_lab::exec::{self, Extras};
+use tcplab_lab::experiments::{self, REGISTRY};
+use tcplab_lab::outputs::Outputs;
+use tcplab_lab::overrides::{parse_list, ScenarioText, Setting};
+use tcplab_lab::pcap::PcapCapture;
 use tcplab_lab::report::RunReport;
 use tcplab_lab::runner::{self, TraceSink};
-use tcplab_lab::{listing, Error, EXIT_ERROR, EXIT_OK};
+use tcplab_lab::sweep::{self, SweepSpec};
+use tcplab_lab::{html, listing, plot, Error, EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -21,7 +32,8 @@ use tcplab_lab::{listing, Error, EXIT_ERROR, EXIT_OK};
     version,
     about = "A Linux-faithful TCP model and deterministic packet simulator",
     long_about = "A Linux-faithful TCP model and deterministic packet simulator.\n\n\
-        Scenario files are TOML; see docs/scenarios.md for the format.\n\
+        Scenario files are TOML; see docs/scenarios.md for the format and\n\
+        docs/experiments.md for compare, reproduce, sweep, plots and pcap.\n\
         Exit status: 0 ok, 1 an experiment check failed, 2 error."
 )]
 struct Cli {
@@ -35,6 +47,14 @@ enum Cmd {
     Run(RunArgs),
     /// Parse and validate a scenario (with overrides) without running it.
     Check(CheckArgs),
+    /// Run two arms (knob settings) of a scenario on seeds 1..N and compare the distributions.
+    Compare(CompareArgs),
+    /// Run a registered experiment (a kernel patch's own test) and print it next to the patch's numbers.
+    Reproduce(ReproduceArgs),
+    /// Run the cartesian product of varied knobs, each point on seeds 1..N.
+    Sweep(SweepArgs),
+    /// Join the JSON outputs of `tcplab sweep --shard K/N --json` into one sweep.
+    Merge(MergeArgs),
     /// Measure simulator speed: data segments delivered per wall-clock second.
     Bench {
         /// Print one JSON object: {"segments_per_sec", "segments", "wall_s", "sim_s", ...}.
@@ -49,7 +69,7 @@ enum Cmd {
     Counters,
 }
 
-#[derive(clap::Args, Debug)]
+#[derive(Args, Debug)]
 struct ScenarioArgs {
     /// Scenario file (TOML).
     #[arg(value_name = "FILE")]
@@ -64,7 +84,7 @@ struct ScenarioArgs {
     seed: Option<u64>,
 }
 
-#[derive(clap::Args, Debug)]
+#[derive(Args, Debug)]
 struct RunArgs {
     #[command(flatten)]
     scenario: ScenarioArgs,
@@ -76,12 +96,147 @@ struct RunArgs {
     /// (time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered). DIR is created.
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
+    /// Write plots (PNG and SVG) to DIR: cwnd/ssthresh/inflight per flow with ca_state
+    /// shaded (cwnd-FLOW), goodput over time (goodput). DIR is created.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Write a pcap file per link end to DIR/LINK@NODE.pcap (raw IPv4, nanosecond
+    /// timestamps; host i is 10.0.0.(i+1)). Records hold the headers only unless
+    /// --pcap-snaplen is given. DIR is created.
+    #[arg(long, value_name = "DIR")]
+    pcap: Option<PathBuf>,
+    /// With --pcap: keep the first BYTES bytes of each packet (payload zero-filled);
+    /// at least the headers are always kept.
+    #[arg(long, value_name = "BYTES", requires = "pcap")]
+    pcap_snaplen: Option<u32>,
 }
 
-#[derive(clap::Args, Debug)]
+#[derive(Args, Debug)]
 struct CheckArgs {
     #[command(flatten)]
     scenario: ScenarioArgs,
+}
+
+#[derive(Args, Debug)]
+struct RunsArgs {
+    /// Runs per arm or point, on seeds 1 to N.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    runs: u32,
+    /// Worker threads (each run is single-threaded); default: every core.
+    #[arg(long, value_name = "J")]
+    jobs: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+struct MetricArgs {
+    /// What to measure per run (repeatable, or comma-separated): goodput (default),
+    /// goodput.FLOW, goodput_last[.FLOW], jain, rpc.p50, rpc.p99, rpc.p99.9,
+    /// rpc.FLOW.p99, or any counter by nstat name (TcpRetransSegs[.FLOW]).
+    #[arg(long, value_name = "M")]
+    metric: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    /// Scenario file (TOML).
+    #[arg(value_name = "FILE")]
+    file: String,
+    /// Settings of arm A: KEY=VALUE[,KEY=VALUE...], the dotted paths of --set;
+    /// flow.*.KEY sets every flow. Repeatable.
+    #[arg(long = "a", value_name = "KEY=VALUE,...")]
+    a: Vec<String>,
+    /// Settings of arm B, like --a.
+    #[arg(long = "b", value_name = "KEY=VALUE,...")]
+    b: Vec<String>,
+    /// Name of arm A in tables, plots and JSON.
+    #[arg(long, value_name = "NAME", default_value = "a")]
+    name_a: String,
+    /// Name of arm B.
+    #[arg(long, value_name = "NAME", default_value = "b")]
+    name_b: String,
+    /// Override a field in both arms (before --a/--b), e.g. run.duration=10s. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    #[command(flatten)]
+    runs: RunsArgs,
+    #[command(flatten)]
+    metric: MetricArgs,
+    /// Print one JSON object: {"arms": [{"name", "settings", "runs", "summary"}],
+    /// "ratio_of_medians", ...}.
+    #[arg(long)]
+    json: bool,
+    /// Write plots (PNG and SVG) to DIR: each metric's distribution per arm, and
+    /// the first run of each arm over time. DIR is created.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Write a self-contained HTML report (settings, tables, inline SVG plots).
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct ReproduceArgs {
+    /// Experiment name, or `all`.
+    #[arg(value_name = "NAME|all")]
+    name: String,
+    /// Runs per arm (default: the experiment's own count).
+    #[arg(long, value_name = "N")]
+    runs: Option<u32>,
+    /// Worker threads (each run is single-threaded); default: every core.
+    #[arg(long, value_name = "J")]
+    jobs: Option<usize>,
+    /// Print one JSON object per experiment (a line each): the compare JSON plus
+    /// "experiment", "reference" and "checks".
+    #[arg(long)]
+    json: bool,
+    /// Write plots to DIR/<experiment>/ (PNG and SVG).
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Write a self-contained HTML report of every experiment run.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct SweepArgs {
+    /// Scenario file (TOML).
+    #[arg(value_name = "FILE")]
+    file: String,
+    /// A knob and its values: KEY=V1,V2,... (dotted path as for --set). Repeatable;
+    /// the points are the cartesian product, the first --vary changing slowest.
+    #[arg(long, value_name = "KEY=V1,V2,...")]
+    vary: Vec<String>,
+    /// Override a field at every point (before --vary). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    #[command(flatten)]
+    runs: RunsArgs,
+    #[command(flatten)]
+    metric: MetricArgs,
+    /// Run only the K-th of N round-robin slices of the point x seed list (1 <= K <= N);
+    /// needs --json. Join the outputs with `tcplab merge`.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
+    /// Print JSON (what `tcplab merge` reads): every run with its seed, scenario hash
+    /// and tcplab version, and each point's summary.
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// Print CSV: one row per point, the metric's n, min, median, mean, max, CI.
+    #[arg(long)]
+    csv: bool,
+}
+
+#[derive(Args, Debug)]
+struct MergeArgs {
+    /// JSON files written by `tcplab sweep --shard K/N --json`.
+    #[arg(value_name = "FILES", required = true)]
+    files: Vec<PathBuf>,
+    /// Print the merged sweep as JSON (as `tcplab sweep --json` would).
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// Print the merged sweep as CSV.
+    #[arg(long)]
+    csv: bool,
 }
 
 fn main() -> ExitCode {
@@ -95,30 +250,66 @@ fn main() -> ExitCode {
     }
 }
 
+// ---- terminal behaviour, decided in one place ---------------------------------
+
+/// Whether to draw a progress bar and chatter on stderr: only for a person
+/// at a terminal, and never in JSON mode.
+fn interactive(json: bool) -> bool {
+    !json && std::io::stderr().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb")
+}
+
+/// A progress bar on stderr (indicatif).
+struct Bar(indicatif::ProgressBar);
+
+impl Progress for Bar {
+    fn start(&self, total: u64) {
+        self.0.set_length(total);
+    }
+    fn inc(&self) {
+        self.0.inc(1);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
+/// The progress display for a batch of runs.
+fn progress(json: bool, what: &str) -> Box<dyn Progress> {
+    if !interactive(json) {
+        return Box::new(Quiet);
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(Some(0), indicatif::ProgressDrawTarget::stderr());
+    let template = if std::env::var_os("NO_COLOR").is_some() {
+        "{msg} [{bar:30}] {pos}/{len} runs, {elapsed}, eta {eta}"
+    } else {
+        "{msg} [{bar:30.cyan/blue}] {pos}/{len} runs, {elapsed}, eta {eta}"
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(what.to_string());
+    Box::new(Bar(bar))
+}
+
+/// The command line, quoted for a shell, for reports.
+fn command_line() -> String {
+    let quote = |a: &str| {
+        if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "_./=:,@%+-".contains(c)) {
+            a.to_string()
+        } else {
+            format!("'{}'", a.replace('\'', "'\\''"))
+        }
+    };
+    let mut v = vec!["tcplab".to_string()];
+    v.extend(std::env::args().skip(1).map(|a| quote(&a)));
+    v.join(" ")
+}
+
+// ---- commands ------------------------------------------------------------------
+
 fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.cmd {
-        Cmd::Run(a) => {
-            let sc = tcplab_lab::load(&a.scenario.file, &a.scenario.set, a.scenario.seed)?;
-            // Trace files are created before the run, so a bad DIR fails fast.
-            let mut trace = match &a.trace {
-                Some(dir) => Some(TraceSink::create(dir, &sc)?),
-                None => None,
-            };
-            if std::io::stderr().is_terminal() {
-                eprintln!(
-                    "tcplab: running {} ({} simulated, seed {})",
-                    sc.name,
-                    tcplab_lab::units::format_time(sc.sim.duration),
-                    sc.sim.seed
-                );
-            }
-            let out = runner::run(&sc, trace.as_mut())?;
-            let report = RunReport::new(&sc, &out);
-            if let Some(t) = &trace {
-                eprintln!("tcplab: wrote {} trace file(s) to {}", t.paths().count(), t.dir.display());
-            }
-            emit(&if a.json { report.to_json() + "\n" } else { report.to_table() })
-        }
+        Cmd::Run(a) => cmd_run(a),
         Cmd::Check(a) => {
             let sc = tcplab_lab::load(&a.scenario.file, &a.scenario.set, a.scenario.seed)?;
             emit(&format!(
@@ -131,8 +322,12 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 sc.sim.seed
             ))
         }
+        Cmd::Compare(a) => cmd_compare(a),
+        Cmd::Reproduce(a) => cmd_reproduce(a),
+        Cmd::Sweep(a) => cmd_sweep(a),
+        Cmd::Merge(a) => cmd_merge(a),
         Cmd::Bench { json } => {
-            if std::io::stderr().is_terminal() {
+            if interactive(json) {
                 eprintln!("tcplab: running the benchmark scenario on one thread...");
             }
             let b = runner::bench()?;
@@ -142,6 +337,237 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Cmd::Knobs => emit(&listing::knobs()),
         Cmd::Counters => emit(&listing::counters()),
     }
+}
+
+fn cmd_run(a: RunArgs) -> Result<ExitCode, Error> {
+    let sc = tcplab_lab::load(&a.scenario.file, &a.scenario.set, a.scenario.seed)?;
+    // Every output is created before the run, so a bad path fails fast.
+    let mut out = Outputs::new();
+    let mut trace = match &a.trace {
+        Some(dir) => Some(TraceSink::create(dir, &sc)?),
+        None => None,
+    };
+    if let Some(t) = &trace {
+        for (_, p) in t.paths() {
+            out.track(p);
+        }
+    }
+    let plot_dir = a.plot.as_deref().map(|d| out.dir("--plot", d)).transpose()?;
+    let capture = match &a.pcap {
+        Some(d) => {
+            let dir = out.dir("--pcap", d)?;
+            Some(PcapCapture::create(&mut out, &dir, &sc, a.pcap_snaplen)?)
+        }
+        None => None,
+    };
+    if interactive(a.json) {
+        eprintln!(
+            "tcplab: running {} ({} simulated, seed {})",
+            sc.name,
+            tcplab_lab::units::format_time(sc.sim.duration),
+            sc.sim.seed
+        );
+    }
+    let extras = Extras {
+        trace_files: trace.as_mut(),
+        keep_trace: plot_dir.is_some(),
+        tap: capture.as_ref().map(PcapCapture::tap),
+    };
+    let outcome = exec::run(&sc, extras)?;
+    let report = RunReport::new(&sc, &outcome);
+    if let Some(t) = &trace {
+        eprintln!("tcplab: wrote {} trace file(s) to {}", t.paths().count(), t.dir.display());
+    }
+    if let Some(c) = capture {
+        let s = c.finish()?;
+        let n: u64 = s.files.iter().map(|f| f.1).sum();
+        eprintln!(
+            "tcplab: wrote {} pcap file(s), {n} packets, to {} (one per link end: LINK@NODE.pcap)",
+            s.files.len(),
+            a.pcap.as_deref().map_or(String::new(), |p| p.display().to_string())
+        );
+        if s.sack_trimmed > 0 {
+            eprintln!("tcplab: {} packet(s) had more SACK blocks than fit in 40 option bytes; the extra blocks are not in the capture", s.sack_trimmed);
+        }
+    }
+    if let Some(dir) = &plot_dir {
+        let traces: Vec<FlowTrace> = outcome
+            .result
+            .flows
+            .iter()
+            .map(|f| FlowTrace {
+                id: f.id.clone(),
+                mss: if f.sender_info.snd_mss > 0 { f.sender_info.snd_mss } else { 1448 },
+                rows: f.trace.clone(),
+            })
+            .collect();
+        let charts = plot::run_charts(&traces, outcome.result.sim_time.as_secs_f64(), "", "");
+        let n = plot::write_all(&mut out, dir, &charts)?;
+        eprintln!("tcplab: wrote {n} plot(s) (PNG and SVG) to {}", dir.display());
+    }
+    out.commit();
+    emit(&if a.json { report.to_json() + "\n" } else { report.to_table() })
+}
+
+fn settings(flag: &str, args: &[String]) -> Result<Vec<Setting>, Error> {
+    let mut v = Vec::new();
+    for a in args {
+        v.extend(parse_list(flag, a)?);
+    }
+    Ok(v)
+}
+
+fn jobs(j: Option<usize>) -> usize {
+    j.unwrap_or_else(batch::default_jobs)
+}
+
+/// Prepares `--plot DIR` and `--report FILE`.
+fn prepare_outputs(out: &mut Outputs, plot: Option<&Path>, report: Option<&Path>) -> Result<Option<PathBuf>, Error> {
+    let dir = plot.map(|d| out.dir("--plot", d)).transpose()?;
+    if let Some(r) = report {
+        out.reserve_file("--report", r)?;
+    }
+    Ok(dir)
+}
+
+fn cmd_compare(a: CompareArgs) -> Result<ExitCode, Error> {
+    if a.a.is_empty() && a.b.is_empty() {
+        return Err(Error::at(
+            "compare",
+            "give the arms' settings with --a and/or --b, e.g. --a 'flow.*.cc=reno' --b 'flow.*.cc=cubic'",
+        ));
+    }
+    let spec = CompareSpec {
+        scenario: ScenarioText::read(&a.file)?,
+        base: settings("--set", &a.set)?,
+        arms: vec![
+            ArmSpec { name: a.name_a.clone(), flag: "--a".into(), settings: settings("--a", &a.a)? },
+            ArmSpec { name: a.name_b.clone(), flag: "--b".into(), settings: settings("--b", &a.b)? },
+        ],
+        runs: a.runs.runs,
+        metrics: a.metric.metric.clone(),
+        jobs: jobs(a.runs.jobs),
+        keep_first: a.plot.is_some() || a.report.is_some(),
+    };
+    let prepared = spec.prepare()?;
+    let mut out = Outputs::new();
+    let plot_dir = prepare_outputs(&mut out, a.plot.as_deref(), a.report.as_deref())?;
+    let bar = progress(a.json, "compare");
+    let cmp = prepared.run(bar.as_ref())?;
+    if let Some(dir) = &plot_dir {
+        let n = plot::write_all(&mut out, dir, &plot::compare_charts(&cmp))?;
+        eprintln!("tcplab: wrote {n} plot(s) (PNG and SVG) to {}", dir.display());
+    }
+    if let Some(r) = &a.report {
+        let html = html::compare_report(&cmp, Some(&command_line()))?;
+        out.write(r, html.as_bytes())?;
+        eprintln!("tcplab: wrote the report to {}", r.display());
+    }
+    out.commit();
+    emit(&if a.json { cmp.to_json() + "\n" } else { cmp.to_table() })
+}
+
+fn cmd_reproduce(a: ReproduceArgs) -> Result<ExitCode, Error> {
+    let chosen = experiments::select(REGISTRY, &a.name)?;
+    if chosen.is_empty() {
+        // `reproduce all` with nothing registered: say so, successfully.
+        if a.json {
+            eprintln!("{}", experiments::NOTHING_REGISTERED);
+            return Ok(ExitCode::from(EXIT_OK));
+        }
+        return emit(&format!("{}\n", experiments::NOTHING_REGISTERED));
+    }
+    if let Some(r) = a.runs {
+        tcplab_lab::compare::check_runs(r)?;
+    }
+    let opts =
+        experiments::Options { runs: a.runs, jobs: jobs(a.jobs), keep_first: a.plot.is_some() || a.report.is_some() };
+    let mut prepared = Vec::new();
+    for e in &chosen {
+        prepared.push((e, e.compare_spec(opts)?.prepare()?));
+    }
+    let mut out = Outputs::new();
+    let plot_dir = prepare_outputs(&mut out, a.plot.as_deref(), a.report.as_deref())?;
+    let mut done = Vec::new();
+    for (e, p) in prepared {
+        let bar = progress(a.json, e.name);
+        let cmp = p.run(bar.as_ref())?;
+        done.push(experiments::Reproduction { experiment: e, comparison: cmp });
+    }
+    if let Some(dir) = &plot_dir {
+        for r in &done {
+            let sub = out.dir("--plot", &dir.join(plot::file_stem(r.experiment.name)))?;
+            let n = plot::write_all(&mut out, &sub, &plot::compare_charts(&r.comparison))?;
+            eprintln!("tcplab: wrote {n} plot(s) (PNG and SVG) to {}", sub.display());
+        }
+    }
+    if let Some(path) = &a.report {
+        let html = experiments::html_report(&done, Some(&command_line()))?;
+        out.write(path, html.as_bytes())?;
+        eprintln!("tcplab: wrote the report to {}", path.display());
+    }
+    out.commit();
+    let text: String = if a.json {
+        done.iter().map(|r| r.to_json() + "\n").collect()
+    } else {
+        done.iter().map(|r| r.to_table()).collect::<Vec<_>>().join("\n")
+    };
+    let code = emit(&text)?;
+    if done.iter().all(|r| r.passed()) {
+        Ok(code)
+    } else {
+        eprintln!("tcplab: an experiment check failed (see the check: lines)");
+        Ok(ExitCode::from(EXIT_CHECK_FAILED))
+    }
+}
+
+fn cmd_sweep(a: SweepArgs) -> Result<ExitCode, Error> {
+    let shard = a.shard.as_deref().map(sweep::parse_shard).transpose()?;
+    if shard.is_some() && !a.json {
+        return Err(Error::at(
+            "--shard",
+            "a shard's output is for `tcplab merge`, which reads JSON: add --json (and --csv to merge instead)",
+        ));
+    }
+    let spec = SweepSpec {
+        scenario: ScenarioText::read(&a.file)?,
+        base: settings("--set", &a.set)?,
+        vary: a.vary.iter().map(|v| sweep::parse_vary(v)).collect::<Result<_, _>>()?,
+        runs: a.runs.runs,
+        metrics: a.metric.metric.clone(),
+        shard,
+        jobs: jobs(a.runs.jobs),
+    };
+    let prepared = spec.prepare()?;
+    let bar = progress(a.json || a.csv, "sweep");
+    let result = prepared.run(bar.as_ref())?;
+    emit(&if a.json {
+        result.to_json() + "\n"
+    } else if a.csv {
+        result.to_csv()
+    } else {
+        result.to_table()
+    })
+}
+
+fn cmd_merge(a: MergeArgs) -> Result<ExitCode, Error> {
+    let mut files = Vec::new();
+    for f in &a.files {
+        let name = f.display().to_string();
+        let text = std::fs::read_to_string(f).map_err(|e| Error::at(&name, format!("cannot read: {e}")))?;
+        files.push((name, text));
+    }
+    let (result, warnings) = sweep::merge(&files)?;
+    for w in warnings {
+        eprintln!("tcplab: warning: {w}");
+    }
+    emit(&if a.json {
+        result.to_json() + "\n"
+    } else if a.csv {
+        result.to_csv()
+    } else {
+        result.to_table()
+    })
 }
 
 /// Writes data to stdout. A closed pipe (`tcplab ... | head`) is success.

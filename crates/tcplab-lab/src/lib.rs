@@ -7,13 +7,34 @@
 //! step reports bad input as an [`Error`] naming the file, line, column
 //! and field, or the `--set` argument; none panics on any input. The
 //! scenario format is documented for users in docs/scenarios.md.
+//!
+//! Experiments (docs/experiments.md) build on it: [`overrides`] (the
+//! `--a`/`--b`/`--vary` settings), [`metrics`], [`batch`] (many runs in
+//! parallel, deterministic), [`stats`] (distributions, bootstrap CI,
+//! two-group test), [`compare`], [`experiments`] (`reproduce` and its
+//! registry), [`sweep`] (sweeps, shards, merge), and the outputs
+//! [`plot`], [`html`], [`pcap`] (with [`exec`] running one scenario with a
+//! packet tap), all created through [`outputs`] so that a failed command
+//! leaves no files.
 
+pub mod batch;
+pub mod compare;
 pub mod error;
+pub mod exec;
+pub mod experiments;
+pub mod html;
 pub mod knobs;
 pub mod listing;
+pub mod metrics;
+pub mod outputs;
+pub mod overrides;
+pub mod pcap;
+pub mod plot;
 pub mod report;
 pub mod runner;
 pub mod schema;
+pub mod stats;
+pub mod sweep;
 pub mod tree;
 pub mod units;
 

@@ -93,7 +93,8 @@ impl TraceSink {
         self.files.iter().map(|(id, p, _)| (id.as_str(), p.as_path()))
     }
 
-    fn write(&mut self, result: &RunResult) -> Result<()> {
+    /// Writes every flow's trace rows of `result` to its file.
+    pub fn write(&mut self, result: &RunResult) -> Result<()> {
         for (id, path, file) in &mut self.files {
             let rows: &[TraceRow] = result.flows.iter().find(|f| f.id == *id).map_or(&[], |f| &f.trace);
             let mut w = BufWriter::new(&mut *file);

@@ -7,8 +7,10 @@
 //!
 //! Nothing in this crate panics on any input.
 
+pub mod packet;
 mod segment;
 mod seq;
 
 pub use segment::{Ecn, SackBlock, SegmentRepr, TcpFlags, TcpOptions, MAX_SACK_BLOCKS};
 pub use seq::SeqNum;
+pub use packet::{EmitError, PacketRepr, ParseError, Parsed};

@@ -1,0 +1,432 @@
+//! Metrics: the one number per run that `compare`, `reproduce` and
+//! `sweep` put into distributions.
+//!
+//! | name | value (JSON unit) | shown as |
+//! |---|---|---|
+//! | `goodput`, `goodput.FLOW` | goodput of all flows (sum) or one flow, bit/s | Mbit/s |
+//! | `goodput_last`, `goodput_last.FLOW` | the same over the last `run.goodput_window`, bit/s | Mbit/s |
+//! | `jain` | Jain's fairness index over the last `run.goodput_window` | index |
+//! | `rpc.p50`, `rpc.p99`, `rpc.p99.9`, `rpc.FLOW.p99`, ... | RPC latency percentile over all RPC flows or one, µs | µs |
+//! | `NSTAT`, `NSTAT.FLOW` | a counter by its nstat name (`TcpRetransSegs`), all flows or one | count |
+//!
+//! Values come from the exported records of a run ([`RunReport`], and the
+//! simulator's [`RunResult`] for RPC latencies), never from simulator
+//! internals.
+//!
+//! # RPC latencies
+//!
+//! The only place that reads the simulator's RPC results is
+//! [`rpc_latencies`] (from `FlowResult::rpc`, the latency histogram); every
+//! `rpc.*` metric, plot and CDF goes through it, so a change in how the
+//! simulator reports latencies is a change of that one function. A flow
+//! counts as an RPC flow when its application is anything but bulk
+//! ([`is_rpc_flow`]); a scenario without one rejects `rpc.*` metrics before
+//! running.
+
+use crate::error::{did_you_mean, Error, Result};
+use crate::report::RunReport;
+use crate::schema::Scenario;
+use tcplab_core::Mib;
+use tcplab_sim::config::{AppConfig, FlowConfig};
+use tcplab_sim::result::RunResult;
+
+/// RPC latency percentiles a metric may ask for: (suffix, percent).
+pub const RPC_PERCENTILES: [(&str, f64); 3] = [("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9)];
+
+/// What a metric measures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Quantity {
+    Goodput,
+    GoodputLast,
+    Jain,
+    /// RPC latency at this percentile (nearest rank).
+    RpcLatency(f64),
+    Counter(Mib),
+}
+
+/// A parsed, validated metric.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metric {
+    /// The name as the user writes it (`goodput.f1`, `rpc.p99.9`).
+    pub name: String,
+    pub quantity: Quantity,
+    /// One flow (its id), or all flows.
+    pub flow: Option<String>,
+}
+
+/// How a metric's values are written for programs and shown to people.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Unit {
+    /// Unit of the JSON/CSV value.
+    pub json: &'static str,
+    /// Unit shown in tables and plots.
+    pub display: &'static str,
+    /// Shown value = JSON value / scale.
+    pub scale: f64,
+    /// Decimals shown.
+    pub decimals: usize,
+}
+
+pub const BITS_PER_SEC: Unit = Unit { json: "bit/s", display: "Mbit/s", scale: 1e6, decimals: 2 };
+pub const MICROSECONDS: Unit = Unit { json: "us", display: "µs", scale: 1.0, decimals: 1 };
+pub const COUNT: Unit = Unit { json: "count", display: "count", scale: 1.0, decimals: 0 };
+pub const INDEX: Unit = Unit { json: "index", display: "index", scale: 1.0, decimals: 4 };
+
+impl Unit {
+    /// `x` (a JSON value) as shown to people.
+    pub fn show(&self, x: f64) -> String {
+        if !x.is_finite() {
+            return "-".into();
+        }
+        let v = x / self.scale;
+        if self.decimals == 0 && v.fract() != 0.0 {
+            return format!("{v:.1}");
+        }
+        format!("{v:.*}", self.decimals)
+    }
+}
+
+/// The syntax, for error messages.
+pub const METRIC_FORMS: &str = "goodput, goodput.FLOW, goodput_last[.FLOW], jain, rpc.p50, rpc.p99, rpc.p99.9, \
+     rpc.FLOW.p99, or a counter (nstat name, `tcplab counters`) optionally .FLOW";
+
+/// The flow has a request/response workload (anything but bulk).
+pub fn is_rpc_flow(f: &FlowConfig) -> bool {
+    !matches!(f.app, AppConfig::Bulk { .. })
+}
+
+/// RPC latencies of one flow, or of several pooled: `(latency ns, count)`
+/// pairs sorted by latency. Built from whatever the simulator reports (a
+/// histogram's buckets or exact samples); percentiles are nearest rank,
+/// as the simulator's own `RpcStats` and netperf/HdrHistogram report them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RpcLatencies {
+    points: Vec<(u64, u64)>,
+}
+
+impl RpcLatencies {
+    /// From `(latency ns, count)` pairs in any order (zero counts dropped).
+    pub fn from_counts(pairs: impl IntoIterator<Item = (u64, u64)>) -> RpcLatencies {
+        let mut points: Vec<(u64, u64)> = pairs.into_iter().filter(|p| p.1 > 0).collect();
+        points.sort_unstable();
+        RpcLatencies { points }
+    }
+
+    /// From exact latencies (ns).
+    pub fn from_samples(ns: &[u64]) -> RpcLatencies {
+        RpcLatencies::from_counts(ns.iter().map(|&v| (v, 1)))
+    }
+
+    /// Adds every latency of `other`.
+    pub fn pool(&mut self, other: &RpcLatencies) {
+        self.points.extend_from_slice(&other.points);
+        self.points.sort_unstable();
+    }
+
+    /// Transactions.
+    pub fn count(&self) -> u64 {
+        self.points.iter().map(|p| p.1).sum()
+    }
+
+    /// Nearest-rank percentile `p` (0..=100), µs; None without latencies.
+    pub fn percentile_us(&self, p: f64) -> Option<f64> {
+        let n = self.count();
+        if n == 0 {
+            return None;
+        }
+        // Thousandths of a percent, in integers (99.9 % of 1000 is 999 exactly).
+        let milli = (p.clamp(0.0, 100.0) * 1000.0).round() as u128;
+        let rank = ((milli * n as u128).div_ceil(100_000) as u64).max(1);
+        let mut seen = 0;
+        for &(v, c) in &self.points {
+            seen += c;
+            if seen >= rank {
+                return Some(v as f64 / 1e3);
+            }
+        }
+        self.points.last().map(|p| p.0 as f64 / 1e3)
+    }
+
+    /// The empirical CDF: `(latency µs, fraction ≤ it)` per distinct latency.
+    pub fn cdf_us(&self) -> Vec<(f64, f64)> {
+        let n = self.count() as f64;
+        let mut seen = 0;
+        let mut out: Vec<(f64, f64)> = Vec::new();
+        for &(v, c) in &self.points {
+            seen += c;
+            let pt = (v as f64 / 1e3, seen as f64 / n);
+            match out.last_mut() {
+                Some(last) if last.0 == pt.0 => *last = pt,
+                _ => out.push(pt),
+            }
+        }
+        out
+    }
+}
+
+/// RPC latencies of flow index `flow` of a run; `None` when the simulator
+/// reports none for it. The single place that reads RPC results (see the
+/// module docs).
+pub fn rpc_latencies(result: &RunResult, flow: usize) -> Option<RpcLatencies> {
+    // The simulator keeps every latency in a histogram (nearest-rank
+    // quantiles within 0.1 %, as its own RpcStats::p99_ns); its CDF gives
+    // each bucket's value and cumulative fraction, turned back into counts.
+    let stats = result.flows.get(flow)?.rpc.as_ref()?;
+    let total = stats.histogram.count();
+    let mut prev = 0u64;
+    Some(RpcLatencies::from_counts(stats.histogram.cdf().map(|(v, frac)| {
+        let upto = ((frac * total as f64).round() as u64).max(prev);
+        let c = upto - prev;
+        prev = upto;
+        (v, c)
+    })))
+}
+
+impl Metric {
+    /// Parses a metric name for scenario `sc`: flows must exist, `rpc.*`
+    /// needs RPC flows, `goodput_last`/`jain` need `run.goodput_window`.
+    /// `flag` is the option the name came from, for error messages.
+    pub fn parse(flag: &str, text: &str, sc: &Scenario) -> Result<Metric> {
+        let loc = format!("{flag} {text}");
+        let err = |m: String| Error::at(loc.clone(), m);
+        let text = text.trim();
+        let flow_ids: Vec<&str> = sc.sim.flows.iter().map(|f| f.id.as_str()).collect();
+        let check_flow = |flow: &str| -> Result<String> {
+            if flow_ids.contains(&flow) {
+                Ok(flow.to_string())
+            } else {
+                Err(err(format!("no flow {flow:?} in {} (flows: {})", sc.name, flow_ids.join(", "))))
+            }
+        };
+        let need_window = |what: &str| -> Result<()> {
+            if sc.goodput_window.is_none() {
+                return Err(err(format!(
+                    "{what} needs run.goodput_window in the scenario (e.g. --set run.goodput_window=5s)"
+                )));
+            }
+            Ok(())
+        };
+        let (head, flow) = match text.split_once('.') {
+            Some((h, f)) => (h, Some(f)),
+            None => (text, None),
+        };
+        let (quantity, flow) = match head {
+            "goodput" => (Quantity::Goodput, flow.map(check_flow).transpose()?),
+            "goodput_last" => {
+                need_window("goodput_last")?;
+                (Quantity::GoodputLast, flow.map(check_flow).transpose()?)
+            }
+            "jain" if flow.is_none() => {
+                need_window("jain")?;
+                (Quantity::Jain, None)
+            }
+            "rpc" => {
+                let rest = flow.unwrap_or("");
+                let (pct, flow) = RPC_PERCENTILES
+                    .iter()
+                    .find_map(|(suffix, p)| {
+                        if rest == *suffix {
+                            Some((*p, None))
+                        } else {
+                            rest.strip_suffix(suffix).and_then(|f| f.strip_suffix('.')).map(|f| (*p, Some(f)))
+                        }
+                    })
+                    .ok_or_else(|| err("expected rpc.p50, rpc.p99, rpc.p99.9 or rpc.FLOW.p99 (and so on)".into()))?;
+                let flow = flow.map(check_flow).transpose()?;
+                let rpc: Vec<&str> = sc.sim.flows.iter().filter(|f| is_rpc_flow(f)).map(|f| f.id.as_str()).collect();
+                if rpc.is_empty() {
+                    return Err(err(format!(
+                        "{} has no RPC flows, so it has no RPC latencies (its flows are bulk transfers: {}); \
+                         use goodput or a counter",
+                        sc.name,
+                        flow_ids.join(", ")
+                    )));
+                }
+                if let Some(f) = &flow {
+                    if !rpc.contains(&f.as_str()) {
+                        return Err(err(format!("flow {f:?} is not an RPC flow (RPC flows: {})", rpc.join(", "))));
+                    }
+                }
+                (Quantity::RpcLatency(pct), flow)
+            }
+            _ => match Mib::from_name(head) {
+                Some(m) => (Quantity::Counter(m), flow.map(check_flow).transpose()?),
+                None => {
+                    let mut known: Vec<&str> = vec!["goodput", "goodput_last", "jain", "rpc"];
+                    known.extend(Mib::ALL.iter().map(|m| m.name()));
+                    let hint = match did_you_mean(head, known.iter().copied()) {
+                        Some(k) => format!(" (did you mean {k:?}?)"),
+                        None => String::new(),
+                    };
+                    return Err(err(format!("unknown metric {text:?}{hint}; metrics are {METRIC_FORMS}")));
+                }
+            },
+        };
+        Ok(Metric { name: text.to_string(), quantity, flow })
+    }
+
+    pub fn unit(&self) -> Unit {
+        match self.quantity {
+            Quantity::Goodput | Quantity::GoodputLast => BITS_PER_SEC,
+            Quantity::Jain => INDEX,
+            Quantity::RpcLatency(_) => MICROSECONDS,
+            Quantity::Counter(_) => COUNT,
+        }
+    }
+
+    /// A phrase for headings: "goodput of all flows".
+    pub fn describe(&self) -> String {
+        let whom = match &self.flow {
+            Some(f) => format!("flow {f}"),
+            None => "all flows".to_string(),
+        };
+        match self.quantity {
+            Quantity::Goodput => format!("goodput of {whom}"),
+            Quantity::GoodputLast => format!("goodput over the last run.goodput_window, {whom}"),
+            Quantity::Jain => "Jain's fairness index over the last run.goodput_window".to_string(),
+            Quantity::RpcLatency(p) => format!("RPC latency p{p} of {whom}"),
+            Quantity::Counter(m) => format!("{} of {whom}", m.name()),
+        }
+    }
+
+    /// The metric's value in run `rep` (with its simulator result `result`).
+    pub fn eval(&self, rep: &RunReport, result: &RunResult) -> Result<f64> {
+        let flows: Vec<usize> = match &self.flow {
+            Some(id) => rep.flows.iter().position(|f| f.id == *id).into_iter().collect(),
+            None => (0..rep.flows.len()).collect(),
+        };
+        if flows.is_empty() && self.flow.is_some() {
+            return Err(Error::msg(format!("metric {}: the run has no such flow", self.name)));
+        }
+        match self.quantity {
+            Quantity::Goodput => Ok(flows.iter().map(|&i| rep.flows[i].goodput_bps).sum()),
+            Quantity::GoodputLast => flows
+                .iter()
+                .map(|&i| rep.flows[i].goodput_last_bps)
+                .sum::<Option<f64>>()
+                .ok_or_else(|| Error::msg(format!("metric {}: no trace to compute it from", self.name))),
+            Quantity::Jain => rep
+                .fairness
+                .as_ref()
+                .and_then(|f| f.jain_index)
+                .ok_or_else(|| Error::msg("metric jain: no flow delivered data in the window")),
+            Quantity::Counter(m) => Ok(match &self.flow {
+                None => rep.counters.get(m.name()).copied().unwrap_or(0),
+                Some(_) => flows.iter().map(|&i| rep.flows[i].counters.get(m.name()).copied().unwrap_or(0)).sum(),
+            } as f64),
+            Quantity::RpcLatency(p) => {
+                let mut all = RpcLatencies::default();
+                for &i in &flows {
+                    if let Some(l) = rpc_latencies(result, i) {
+                        all.pool(&l);
+                    }
+                }
+                all.percentile_us(p).ok_or_else(|| {
+                    Error::msg(format!(
+                        "metric {}: the simulator reported no RPC latencies for {}",
+                        self.name,
+                        self.flow.as_deref().unwrap_or("any flow")
+                    ))
+                })
+            }
+        }
+    }
+}
+
+/// Parses several metric names; names may also be comma-separated.
+/// Duplicates are dropped (first kept). Empty input gives `goodput`.
+pub fn parse_all(flag: &str, texts: &[String], sc: &Scenario) -> Result<Vec<Metric>> {
+    let mut out: Vec<Metric> = Vec::new();
+    for t in texts {
+        for name in t.split(',').map(str::trim) {
+            if name.is_empty() {
+                return Err(Error::at(format!("{flag} {t}"), format!("empty metric name; metrics are {METRIC_FORMS}")));
+            }
+            let m = Metric::parse(flag, name, sc)?;
+            if !out.iter().any(|o| o.name == m.name) {
+                out.push(m);
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push(Metric::parse(flag, "goodput", sc)?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SC: &str = "[run]\nduration = \"1s\"\n[[node]]\nname = \"h1\"\n[[node]]\nname = \"h2\"\n\
+        [[link]]\nname = \"l\"\na = \"h1\"\nb = \"h2\"\nrate = \"10Mbit\"\n\
+        [[flow]]\nid = \"f1\"\nfrom = \"h1\"\nto = \"h2\"\n[[flow]]\nid = \"f.2\"\nfrom = \"h1\"\nto = \"h2\"\n";
+
+    fn sc() -> Scenario {
+        crate::load_str("x.toml", SC, &[], None).unwrap()
+    }
+
+    #[test]
+    fn test_parse_names() {
+        let s = sc();
+        let m = Metric::parse("--metric", "goodput", &s).unwrap();
+        assert_eq!((m.quantity, m.flow), (Quantity::Goodput, None));
+        let m = Metric::parse("--metric", "goodput.f.2", &s).unwrap();
+        assert_eq!(m.flow.as_deref(), Some("f.2"));
+        let m = Metric::parse("--metric", "TcpRetransSegs.f1", &s).unwrap();
+        assert_eq!(m.quantity, Quantity::Counter(Mib::from_name("TcpRetransSegs").unwrap()));
+        assert_eq!(m.unit(), COUNT);
+    }
+
+    #[test]
+    fn test_parse_errors_are_clear() {
+        let s = sc();
+        let e = Metric::parse("--metric", "goodput.f9", &s).unwrap_err().to_string();
+        assert_eq!(e, "--metric goodput.f9: no flow \"f9\" in x.toml (flows: f1, f.2)");
+        let e = Metric::parse("--metric", "TcpRetransSeg", &s).unwrap_err().to_string();
+        assert!(e.contains("unknown metric \"TcpRetransSeg\" (did you mean \"TcpRetransSegs\"?)"), "{e}");
+        let e = Metric::parse("--metric", "rpc.p99.9", &s).unwrap_err().to_string();
+        assert!(e.contains("x.toml has no RPC flows"), "{e}");
+        let e = Metric::parse("--metric", "rpc.p98", &s).unwrap_err().to_string();
+        assert!(e.contains("expected rpc.p50"), "{e}");
+        let e = Metric::parse("--metric", "jain", &s).unwrap_err().to_string();
+        assert!(e.contains("needs run.goodput_window"), "{e}");
+        assert!(parse_all("--metric", &["goodput,".into()], &s).is_err());
+    }
+
+    #[test]
+    fn test_parse_all_defaults_and_dedups() {
+        let s = sc();
+        let m = parse_all("--metric", &[], &s).unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].name, "goodput");
+        let m = parse_all("--metric", &["goodput,TcpRetransSegs".into(), "goodput".into()], &s).unwrap();
+        assert_eq!(m.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["goodput", "TcpRetransSegs"]);
+    }
+
+    #[test]
+    fn test_rpc_latencies_percentiles_and_cdf() {
+        // 1000 transactions of 1..=1000 µs.
+        let l = RpcLatencies::from_samples(&(1..=1000u64).map(|v| v * 1000).collect::<Vec<_>>());
+        assert_eq!(l.percentile_us(50.0), Some(500.0));
+        assert_eq!(l.percentile_us(99.0), Some(990.0));
+        assert_eq!(l.percentile_us(99.9), Some(999.0));
+        assert_eq!(l.percentile_us(100.0), Some(1000.0));
+        // Counted buckets and pooling.
+        let mut a = RpcLatencies::from_counts([(2000, 3), (1000, 1), (5000, 0)]);
+        assert_eq!(a.count(), 4);
+        assert_eq!(a.cdf_us(), [(1.0, 0.25), (2.0, 1.0)]);
+        a.pool(&RpcLatencies::from_samples(&[9000]));
+        assert_eq!(a.percentile_us(99.0), Some(9.0));
+        assert_eq!(a.percentile_us(50.0), Some(2.0));
+        assert_eq!(RpcLatencies::default().percentile_us(50.0), None);
+    }
+
+    #[test]
+    fn test_unit_show() {
+        assert_eq!(BITS_PER_SEC.show(94_123_456.0), "94.12");
+        assert_eq!(COUNT.show(12.0), "12");
+        assert_eq!(COUNT.show(12.5), "12.5");
+        assert_eq!(MICROSECONDS.show(f64::NAN), "-");
+    }
+}

@@ -1,0 +1,132 @@
+//! `reproduce` machinery on a test-only registry entry (the shipped
+//! registry holds only real patches; this entry is not one), and the
+//! comparison engine's determinism.
+
+use tcplab_lab::batch::Quiet;
+use tcplab_lab::compare::{ArmSpec, CompareSpec};
+use tcplab_lab::experiments::{self, Arm, Check, Experiment, Options, RefStat, RefValue, Reference};
+use tcplab_lab::overrides::{parse_list, ScenarioText};
+
+/// Reno against CUBIC on the two-flow scenario, shortened, with jitter so
+/// that seeds differ. A test fixture, not a patch.
+static TEST_ENTRY: Experiment = Experiment {
+    name: "test-two-flows",
+    title: "test fixture: Reno against CUBIC (not a kernel patch)",
+    source: "crates/tcplab-lab/tests/experiments.rs",
+    summary: "Exercises the reproduce machinery on a shipped scenario.",
+    scenario: tcplab_lab::scenario_file!("two-flows.toml"),
+    set: &[
+        "run.duration=3s",
+        "run.goodput_window=1s",
+        "link.bottleneck.delay={ model = \"ordered-jitter\", base = \"9ms\", jitter = \"2ms\" }",
+    ],
+    arms: &[Arm { name: "reno", settings: &["flow.*.cc=reno"] }, Arm { name: "cubic", settings: &["flow.*.cc=cubic"] }],
+    metrics: &["goodput", "TcpRetransSegs"],
+    runs: 4,
+    reference: Reference {
+        quote: "THROUGHPUT=90.00\nTHROUGHPUT=91.00\nTHROUGHPUT=92.00\nTHROUGHPUT=93.00\n",
+        values: &[
+            RefValue { arm: "reno", metric: "goodput", stat: RefStat::Runs(&[90.0, 91.0, 92.0, 93.0]) },
+            RefValue { arm: "cubic", metric: "goodput", stat: RefStat::Median(95.0) },
+            RefValue { arm: "cubic", metric: "TcpRetransSegs", stat: RefStat::Total(100.0) },
+        ],
+    },
+    checks: &[Check::RatioOfMedians { metric: "goodput", min: 0.5, max: 2.0 }],
+};
+
+static BAD_ENTRY: Experiment = Experiment {
+    name: "bad",
+    metrics: &["goodput"],
+    reference: Reference {
+        quote: "",
+        values: &[RefValue { arm: "nosuch", metric: "goodput", stat: RefStat::Median(1.0) }],
+    },
+    ..TEST_ENTRY
+};
+
+#[test]
+fn test_entry_validates_and_bad_entries_do_not() {
+    TEST_ENTRY.validate().unwrap();
+    let e = BAD_ENTRY.validate().unwrap_err().to_string();
+    assert!(e.contains("unknown arm \"nosuch\""), "{e}");
+    let registry = [TEST_ENTRY];
+    assert_eq!(experiments::select(&registry, "all").unwrap().len(), 1);
+    assert_eq!(experiments::select(&registry, "test-two-flows").unwrap()[0].name, "test-two-flows");
+    let e = experiments::select(&registry, "hystart").unwrap_err().to_string();
+    assert!(e.contains("known: all, test-two-flows"), "{e}");
+}
+
+#[test]
+fn test_reproduce_prints_patch_and_tcplab_side_by_side() {
+    let r = TEST_ENTRY.run(Options { runs: None, jobs: 2, keep_first: true }, &Quiet).unwrap();
+    assert_eq!(r.comparison.runs, 4);
+    let t = r.to_table();
+    for needle in [
+        "== test-two-flows: test fixture",
+        "The patch reported:",
+        "  | THROUGHPUT=90.00",
+        "The patch and tcplab side by side",
+        "median of 4 runs",
+        "total over 4 runs",
+        "goodput of \"reno\", every run (Mbit/s)",
+        "check: ratio of medians cubic/reno of goodput in [0.5, 2]:",
+        "tcplab's runs:",
+    ] {
+        assert!(t.contains(needle), "{needle:?} not in\n{t}");
+    }
+    assert!(r.passed(), "{t}");
+    let j: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    assert_eq!(j["experiment"]["name"], "test-two-flows");
+    assert_eq!(j["experiment"]["scenario"]["path"], "scenarios/two-flows.toml");
+    assert_eq!(j["reference"]["values"][0]["stat"], "runs");
+    assert_eq!(j["reference"]["values"][1]["value"], 95.0);
+    assert_eq!(j["checks"][0]["ok"], true);
+    assert_eq!(j["arms"].as_array().unwrap().len(), 2);
+    assert!(j["ratio_of_medians"]["goodput"].as_f64().is_some());
+    let html = experiments::html_report(&[r], Some("tcplab reproduce test-two-flows")).unwrap();
+    for needle in ["test fixture: Reno against CUBIC", "THROUGHPUT=90.00", "<svg", ">reno<", ">cubic<"] {
+        assert!(html.contains(needle), "{needle:?} not in the report");
+    }
+}
+
+fn spec(jobs: usize) -> CompareSpec {
+    let sets = |s: &str| parse_list("--a", s).unwrap();
+    CompareSpec {
+        scenario: ScenarioText::read(&format!("{}/../../scenarios/bulk-cubic.toml", env!("CARGO_MANIFEST_DIR")))
+            .unwrap(),
+        base: parse_list(
+            "--set",
+            "run.duration=2s,link.bottleneck.delay={ model = \"ordered-jitter\", base = \"9ms\", jitter = \"2ms\" }",
+        )
+        .unwrap(),
+        arms: vec![
+            ArmSpec { name: "reno".into(), flag: "--a".into(), settings: sets("flow.f1.cc=reno") },
+            ArmSpec { name: "cubic".into(), flag: "--b".into(), settings: vec![] },
+        ],
+        runs: 5,
+        metrics: vec!["goodput".into(), "TcpRetransSegs".into()],
+        jobs,
+        keep_first: false,
+    }
+}
+
+#[test]
+fn test_compare_is_deterministic_across_jobs() {
+    let a = spec(1).prepare().unwrap().run(&Quiet).unwrap();
+    let b = spec(2).prepare().unwrap().run(&Quiet).unwrap();
+    let strip = |mut v: serde_json::Value| {
+        v.as_object_mut().unwrap().remove("wall_s");
+        v
+    };
+    let ja = strip(serde_json::from_str(&a.to_json()).unwrap());
+    let jb = strip(serde_json::from_str(&b.to_json()).unwrap());
+    assert_eq!(ja, jb);
+    // The jitter makes seeds differ; the runs are in seed order.
+    let seeds: Vec<u64> = a.arms[0].runs.iter().map(|r| r.seed).collect();
+    assert_eq!(seeds, [1, 2, 3, 4, 5]);
+    let mut v = a.arms[1].values(0);
+    v.dedup();
+    assert!(v.len() > 1, "seeds should give different goodput: {v:?}");
+    let s = a.arms[0].summary[0].as_ref().unwrap();
+    assert!(s.ci95[0] <= s.median && s.median <= s.ci95[1]);
+}
