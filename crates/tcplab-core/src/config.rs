@@ -98,6 +98,16 @@ pub struct TcpConfig {
     pub tcp_no_metrics_save: bool,
     /// `net.ipv4.tcp_no_ssthresh_metrics_save` (v5.x+, default 1).
     pub tcp_no_ssthresh_metrics_save: bool,
+    /// `net.ipv4.tcp_min_tso_segs`: least segments per TSO skb
+    /// (`tcp_tso_autosize`). Decides which wire segments carry PSH.
+    pub tcp_min_tso_segs: u32,
+    /// `net.ipv4.tcp_tso_win_divisor`: `tcp_tso_should_defer` sends at once
+    /// when at least 1/divisor of the window is available (0: at most
+    /// three MSS may be deferred).
+    pub tcp_tso_win_divisor: u32,
+    /// `net.ipv4.tcp_tso_rtt_log` (v5.18+, default 9): tiny-RTT bonus of
+    /// `tcp_tso_autosize`.
+    pub tcp_tso_rtt_log: u32,
     /// Route `initcwnd` (`TCP_INIT_CWND` = 10).
     pub initcwnd: u32,
     /// Interface MTU, bytes; advmss = MTU − 40.
@@ -174,6 +184,9 @@ impl TcpConfig {
             tcp_min_rtt_wlen: 300,
             tcp_no_metrics_save: false,
             tcp_no_ssthresh_metrics_save: true,
+            tcp_min_tso_segs: 2,
+            tcp_tso_win_divisor: 3,
+            tcp_tso_rtt_log: 9,
             initcwnd: 10,
             mtu: 1500,
             hz: 1000,

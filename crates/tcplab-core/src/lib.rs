@@ -27,7 +27,7 @@ pub mod time;
 
 pub use cc::{CaState, CongestionOps};
 pub use config::TcpConfig;
-pub use connection::{Connection, TcpInfo, TcpState};
+pub use connection::{Connection, TcpError, TcpInfo, TcpState};
 pub use counters::{Counters, Mib};
 pub use metrics::TcpMetrics;
 pub use time::{Duration, Instant};

@@ -23,7 +23,12 @@ pub struct Extras<'a> {
 /// Runs `sc` once.
 pub fn run(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
     let mut cfg = sc.sim.clone();
-    let need_trace = extras.keep_trace || extras.trace_files.is_some() || sc.goodput_window.is_some();
+    // A scenario that sets run.trace_interval keeps its traces (metrics
+    // such as ca_share and reordering_mean read them).
+    let need_trace = extras.keep_trace
+        || extras.trace_files.is_some()
+        || sc.goodput_window.is_some()
+        || sc.sim.trace_interval.is_some();
     cfg.trace_interval = if need_trace { Some(sc.trace_interval_or_default()) } else { None };
     let started = std::time::Instant::now();
     let mut sim =

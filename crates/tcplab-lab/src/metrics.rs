@@ -8,6 +8,12 @@
 //! | `jain` | Jain's fairness index over the last `run.goodput_window` | index |
 //! | `rpc.p50`, `rpc.p99`, `rpc.p99.9`, `rpc.FLOW.p99`, ... | RPC latency percentile over all RPC flows or one, µs | µs |
 //! | `NSTAT`, `NSTAT.FLOW` | a counter by its nstat name (`TcpRetransSegs`), all flows or one | count |
+//! | `reordering[.FLOW]` | the sender's final `tp->reordering` (largest over flows) | count |
+//! | `reordering_mean[.FLOW]` | `tp->reordering` averaged over time (needs `run.trace_interval`) | count |
+//! | `ca_share.STATE[.FLOW]` | share of time in a ca_state, 0..1 (needs `run.trace_interval`) | index |
+//!
+//! FLOW may hold one `*` to pool several flows (`rpc.*-10k.p99.9`: every
+//! flow whose id ends in `-10k`; `goodput.h1-*`).
 //!
 //! Values come from the exported records of a run ([`RunReport`], and the
 //! simulator's [`RunResult`] for RPC latencies), never from simulator
@@ -26,7 +32,7 @@
 use crate::error::{did_you_mean, Error, Result};
 use crate::report::RunReport;
 use crate::schema::Scenario;
-use tcplab_core::Mib;
+use tcplab_core::{CaState, Mib};
 use tcplab_sim::config::{AppConfig, FlowConfig};
 use tcplab_sim::result::RunResult;
 
@@ -42,6 +48,12 @@ pub enum Quantity {
     /// RPC latency at this percentile (nearest rank).
     RpcLatency(f64),
     Counter(Mib),
+    /// The sender's `tp->reordering` at the end of the run.
+    Reordering,
+    /// `tp->reordering` averaged over time (from the trace).
+    ReorderingMean,
+    /// Share of the time spent in a ca_state (from the trace), 0..1.
+    CaShare(CaState),
 }
 
 /// A parsed, validated metric.
@@ -87,7 +99,8 @@ impl Unit {
 }
 
 /// The syntax, for error messages.
-pub const METRIC_FORMS: &str = "goodput, goodput.FLOW, goodput_last[.FLOW], jain, rpc.p50, rpc.p99, rpc.p99.9, \
+pub const METRIC_FORMS: &str = "goodput, goodput.FLOW, goodput_last[.FLOW], jain, reordering[.FLOW], \
+     reordering_mean[.FLOW], ca_share.STATE[.FLOW], rpc.p50, rpc.p99, rpc.p99.9, \
      rpc.FLOW.p99, or a counter (nstat name, `tcplab counters`) optionally .FLOW";
 
 /// The flow has a request/response workload (anything but bulk).
@@ -192,11 +205,17 @@ impl Metric {
         let text = text.trim();
         let flow_ids: Vec<&str> = sc.sim.flows.iter().map(|f| f.id.as_str()).collect();
         let check_flow = |flow: &str| -> Result<String> {
-            if flow_ids.contains(&flow) {
+            if flow_ids.iter().any(|id| flow_matches(flow, id)) {
                 Ok(flow.to_string())
             } else {
                 Err(err(format!("no flow {flow:?} in {} (flows: {})", sc.name, flow_ids.join(", "))))
             }
+        };
+        let need_trace = || -> Result<()> {
+            if sc.sim.trace_interval.is_none() {
+                return Err(err("needs run.trace_interval in the scenario (e.g. --set run.trace_interval=10ms)".into()));
+            }
+            Ok(())
         };
         let need_window = |what: &str| -> Result<()> {
             if sc.goodput_window.is_none() {
@@ -243,16 +262,35 @@ impl Metric {
                     )));
                 }
                 if let Some(f) = &flow {
-                    if !rpc.contains(&f.as_str()) {
+                    if !rpc.iter().any(|id| flow_matches(f, id)) {
                         return Err(err(format!("flow {f:?} is not an RPC flow (RPC flows: {})", rpc.join(", "))));
                     }
                 }
                 (Quantity::RpcLatency(pct), flow)
             }
+            "reordering" => (Quantity::Reordering, flow.map(check_flow).transpose()?),
+            "reordering_mean" => {
+                need_trace()?;
+                (Quantity::ReorderingMean, flow.map(check_flow).transpose()?)
+            }
+            "ca_share" => {
+                need_trace()?;
+                let rest = flow.unwrap_or("");
+                let (state, flow) = match rest.split_once('.') {
+                    Some((st, f)) => (st, Some(f)),
+                    None => (rest, None),
+                };
+                let st = [CaState::Open, CaState::Disorder, CaState::Cwr, CaState::Recovery, CaState::Loss]
+                    .into_iter()
+                    .find(|s| s.name().eq_ignore_ascii_case(state))
+                    .ok_or_else(|| err("expected ca_share.STATE (Open, Disorder, CWR, Recovery, Loss)".into()))?;
+                (Quantity::CaShare(st), flow.map(check_flow).transpose()?)
+            }
             _ => match Mib::from_name(head) {
                 Some(m) => (Quantity::Counter(m), flow.map(check_flow).transpose()?),
                 None => {
-                    let mut known: Vec<&str> = vec!["goodput", "goodput_last", "jain", "rpc"];
+                    let mut known: Vec<&str> =
+                        vec!["goodput", "goodput_last", "jain", "rpc", "reordering", "reordering_mean", "ca_share"];
                     known.extend(Mib::ALL.iter().map(|m| m.name()));
                     let hint = match did_you_mean(head, known.iter().copied()) {
                         Some(k) => format!(" (did you mean {k:?}?)"),
@@ -270,7 +308,9 @@ impl Metric {
             Quantity::Goodput | Quantity::GoodputLast => BITS_PER_SEC,
             Quantity::Jain => INDEX,
             Quantity::RpcLatency(_) => MICROSECONDS,
-            Quantity::Counter(_) => COUNT,
+            Quantity::Counter(_) | Quantity::Reordering => COUNT,
+            Quantity::ReorderingMean => Unit { decimals: 1, ..COUNT },
+            Quantity::CaShare(_) => INDEX,
         }
     }
 
@@ -286,13 +326,16 @@ impl Metric {
             Quantity::Jain => "Jain's fairness index over the last run.goodput_window".to_string(),
             Quantity::RpcLatency(p) => format!("RPC latency p{p} of {whom}"),
             Quantity::Counter(m) => format!("{} of {whom}", m.name()),
+            Quantity::Reordering => format!("final tp->reordering of {whom} (largest)"),
+            Quantity::ReorderingMean => format!("time-averaged tp->reordering of {whom}"),
+            Quantity::CaShare(st) => format!("share of time in {} of {whom}", st.name()),
         }
     }
 
     /// The metric's value in run `rep` (with its simulator result `result`).
     pub fn eval(&self, rep: &RunReport, result: &RunResult) -> Result<f64> {
         let flows: Vec<usize> = match &self.flow {
-            Some(id) => rep.flows.iter().position(|f| f.id == *id).into_iter().collect(),
+            Some(pat) => (0..rep.flows.len()).filter(|&i| flow_matches(pat, &rep.flows[i].id)).collect(),
             None => (0..rep.flows.len()).collect(),
         };
         if flows.is_empty() && self.flow.is_some() {
@@ -314,6 +357,31 @@ impl Metric {
                 None => rep.counters.get(m.name()).copied().unwrap_or(0),
                 Some(_) => flows.iter().map(|&i| rep.flows[i].counters.get(m.name()).copied().unwrap_or(0)).sum(),
             } as f64),
+            Quantity::Reordering => {
+                Ok(flows.iter().filter_map(|&i| result.flows.get(i)).map(|f| f.sender_info.reordering).max().unwrap_or(0)
+                    as f64)
+            }
+            Quantity::ReorderingMean | Quantity::CaShare(_) => {
+                // Time-weighted over the trace rows of the chosen flows.
+                let (mut num, mut den) = (0.0f64, 0.0f64);
+                for f in flows.iter().filter_map(|&i| result.flows.get(i)) {
+                    for w in f.trace.windows(2) {
+                        let dt = (w[1].time - w[0].time).as_secs_f64();
+                        let v = match self.quantity {
+                            Quantity::ReorderingMean => w[0].reordering as f64,
+                            Quantity::CaShare(st) => (w[0].ca_state == st) as u8 as f64,
+                            _ => 0.0,
+                        };
+                        num += v * dt;
+                        den += dt;
+                    }
+                }
+                if den > 0.0 {
+                    Ok(num / den)
+                } else {
+                    Err(Error::msg(format!("metric {}: no trace rows", self.name)))
+                }
+            }
             Quantity::RpcLatency(p) => {
                 let mut all = RpcLatencies::default();
                 for &i in &flows {
@@ -330,6 +398,15 @@ impl Metric {
                 })
             }
         }
+    }
+}
+
+/// Does flow id `id` match `pat`, a flow id with at most one `*` (any
+/// run of characters)? `rpc.*-10k.p99` pools every flow ending in `-10k`.
+pub fn flow_matches(pat: &str, id: &str) -> bool {
+    match pat.split_once('*') {
+        None => pat == id,
+        Some((pre, post)) => id.len() >= pre.len() + post.len() && id.starts_with(pre) && id.ends_with(post),
     }
 }
 

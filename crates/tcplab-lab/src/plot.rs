@@ -649,6 +649,7 @@ mod tests {
             ca_state: ca,
             delivered: ms * 2,
             pacing_rate: 0,
+            reordering: 3,
         }
     }
 

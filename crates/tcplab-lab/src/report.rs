@@ -453,6 +453,7 @@ mod tests {
             ca_state: CaState::Open,
             delivered,
             pacing_rate: 0,
+            reordering: 3,
         }
     }
 

@@ -49,7 +49,7 @@ use crate::plan::Plan;
 use crate::python::{Interpreter, PyError, Value};
 use std::collections::VecDeque;
 use tcplab_core::wire::{Ecn, SegmentRepr, SeqNum, TcpFlags};
-use tcplab_core::{CaState, Instant, TcpConfig, TcpInfo, TcpState};
+use tcplab_core::{CaState, Instant, TcpConfig, TcpError, TcpInfo, TcpState};
 
 /// The local port of a listening socket and the remote port of `connect`.
 pub const LOCAL_PORT: u16 = 8080;
@@ -169,7 +169,8 @@ struct Socket {
 
 #[derive(Clone, Copy, Debug)]
 enum BlockKind {
-    Write { remaining: u64 },
+    /// `eor`: `send(..., MSG_EOR)`.
+    Write { remaining: u64, eor: bool },
     Connect,
     Accept { fd: i64 },
     Read { max: u64 },
@@ -210,6 +211,8 @@ pub struct Driver<'a> {
     conn_fd: Option<i64>,
     passive: bool,
     nodelay: bool,
+    /// `TCP_USER_TIMEOUT`, ms (0 = off).
+    user_timeout: u32,
     sockets: Vec<Socket>,
     outq: VecDeque<(u64, SegmentRepr)>,
     map: SeqMap,
@@ -262,6 +265,7 @@ impl<'a> Driver<'a> {
             conn_fd: None,
             passive: false,
             nodelay: false,
+            user_timeout: 0,
             sockets: Vec::new(),
             outq: VecDeque::new(),
             map: SeqMap {
@@ -357,9 +361,9 @@ impl<'a> Driver<'a> {
         }
         let Some(conn) = self.conn.as_mut() else { return false };
         match &mut b.kind {
-            BlockKind::Write { remaining } => {
+            BlockKind::Write { remaining, eor } => {
                 if *remaining > 0 {
-                    let n = conn.write(*remaining);
+                    let n = if *eor { conn.write_eor(*remaining) } else { conn.write(*remaining) };
                     *remaining -= n;
                     if *remaining == 0 {
                         b.done_ns = Some(self.now);
@@ -529,7 +533,7 @@ impl<'a> Driver<'a> {
                 Action::Code(_) => {
                     self.wait_for(ev, start, "data collection for code")?;
                     let (info, state) = match &self.conn {
-                        Some(c) => (c.info(), c.state()),
+                        Some(c) => (c.info_at(Instant::from_nanos(self.now)), c.state()),
                         None if self.sockets.iter().any(|s| s.kind == SockKind::Listener) => {
                             (TcpInfo::default(), TcpState::Listen)
                         }
@@ -598,7 +602,16 @@ impl<'a> Driver<'a> {
             self.notes
                 .push(format!("line {}: qdisc fq set; pacing is not modelled", ev.line));
         }
+        let blackhole = h.qdisc == Qdisc::Blackhole;
+        if blackhole != (self.harness.qdisc == Qdisc::Blackhole) {
+            if let Some(c) = self.conn.as_mut() {
+                c.set_xmit_blocked(blackhole);
+            }
+        }
         self.harness = h;
+        if self.conn.is_some() {
+            self.after_input()?;
+        }
         Ok(())
     }
 
@@ -615,6 +628,8 @@ impl<'a> Driver<'a> {
             let cfg = self.conn_config();
             let mut c = self.factory.server(&cfg, LOCAL_PORT, REMOTE_PORT, SeqNum(LOCAL_ISN));
             c.set_nodelay(self.nodelay);
+            c.set_user_timeout(self.user_timeout);
+            c.set_xmit_blocked(self.harness.qdisc == Qdisc::Blackhole);
             self.conn = Some(c);
             self.passive = true;
         }
@@ -975,6 +990,8 @@ impl<'a> Driver<'a> {
                     Instant::from_nanos(self.now),
                 );
                 c.set_nodelay(self.nodelay);
+                c.set_user_timeout(self.user_timeout);
+                c.set_xmit_blocked(self.harness.qdisc == Qdisc::Blackhole);
                 self.conn = Some(c);
                 self.passive = false;
                 self.conn_fd = Some(fd);
@@ -998,12 +1015,19 @@ impl<'a> Driver<'a> {
                     return Err(rt(format!("{name}() on script fd {fd}, which has no connection")));
                 }
                 let state = self.conn.as_ref().map(|c| c.state()).unwrap_or(TcpState::Closed);
-                if matches!(state, TcpState::Closed | TcpState::TimeWait | TcpState::Listen) {
+                // sk_err first (sock_error in sk_stream_error), then EPIPE.
+                let err = self.conn.as_mut().and_then(|c| c.take_error());
+                if let Some(TcpError::TimedOut) = err {
+                    (-1, Some("ETIMEDOUT"))
+                } else if matches!(state, TcpState::Closed | TcpState::TimeWait | TcpState::Listen) {
                     (-1, Some("EPIPE"))
                 } else {
                     let conn = self.conn.as_mut().ok_or_else(|| rt("no connection".into()))?;
+                    let eor = name == "send" && s.args.get(3).and_then(eval_int).unwrap_or(0) & MSG_EOR != 0;
                     let done = if matches!(state, TcpState::SynSent | TcpState::SynReceived) {
                         0
+                    } else if eor {
+                        conn.write_eor(n)
                     } else {
                         conn.write(n)
                     };
@@ -1014,7 +1038,7 @@ impl<'a> Driver<'a> {
                         self.start_blocking(
                             line,
                             name,
-                            BlockKind::Write { remaining: n - done },
+                            BlockKind::Write { remaining: n - done, eor },
                             end,
                             expected,
                             n as i64,
@@ -1065,6 +1089,10 @@ impl<'a> Driver<'a> {
             "close" | "shutdown" => {
                 if is_conn {
                     if let Some(c) = self.conn.as_mut() {
+                        if name == "close" {
+                            // tcp_close: sk_shutdown = SHUTDOWN_MASK.
+                            c.shutdown_read();
+                        }
                         c.close();
                     }
                     self.after_input()?;
@@ -1101,6 +1129,12 @@ impl<'a> Driver<'a> {
                         self.nodelay = on;
                         if let Some(c) = self.conn.as_mut() {
                             c.set_nodelay(on);
+                        }
+                    }
+                    "TCP_USER_TIMEOUT" => {
+                        self.user_timeout = val.unwrap_or(0).clamp(0, u32::MAX as i64) as u32;
+                        if let Some(c) = self.conn.as_mut() {
+                            c.set_user_timeout(self.user_timeout);
                         }
                     }
                     "TCP_CONGESTION" => {
@@ -1343,6 +1377,11 @@ fn tcpi_values(i: &TcpInfo, state: TcpState) -> Vec<(&'static str, i128)> {
         ("tcpi_reord_seen", i.reord_seen as i128),
         ("tcpi_snd_wnd", i.snd_wnd as i128),
         ("tcpi_rcv_wnd", i.rcv_wnd as i128),
+        ("tcpi_busy_time", i.busy_time_us as i128),
+        ("tcpi_rwnd_limited", i.rwnd_limited_us as i128),
+        ("tcpi_sndbuf_limited", i.sndbuf_limited_us as i128),
+        ("tcpi_last_data_recv", i.last_data_recv_ms as i128),
+        ("tcpi_probes", i.probes as i128),
     ]
 }
 

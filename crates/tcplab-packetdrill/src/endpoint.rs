@@ -3,7 +3,7 @@
 //! is the real implementation.
 
 use tcplab_core::wire::{SegmentRepr, SeqNum};
-use tcplab_core::{Connection, Instant, TcpConfig, TcpInfo, TcpState};
+use tcplab_core::{Connection, Instant, TcpConfig, TcpError, TcpInfo, TcpState};
 
 /// The sans-IO calls the driver makes (the calling protocol of
 /// [`tcplab_core::Connection`]).
@@ -18,6 +18,25 @@ pub trait Endpoint {
     fn close(&mut self);
     fn set_nodelay(&mut self, on: bool);
     fn info(&self) -> TcpInfo;
+    /// `tcp_info` read at `now`, which may be after the last input.
+    fn info_at(&self, now: Instant) -> TcpInfo {
+        let _ = now;
+        self.info()
+    }
+    /// `send(..., MSG_EOR)`.
+    fn write_eor(&mut self, bytes: u64) -> u64 {
+        self.write(bytes)
+    }
+    /// `shutdown(SHUT_RD)` (part of `close()`).
+    fn shutdown_read(&mut self) {}
+    /// `setsockopt(TCP_USER_TIMEOUT)`, ms.
+    fn set_user_timeout(&mut self, _ms: u32) {}
+    /// Every transmission fails locally (`tc qdisc ... pfifo limit 0`).
+    fn set_xmit_blocked(&mut self, _on: bool) {}
+    /// Reads and clears the socket error (`sock_error`).
+    fn take_error(&mut self) -> Option<TcpError> {
+        None
+    }
     fn state(&self) -> TcpState;
 }
 
@@ -51,6 +70,24 @@ impl Endpoint for Connection {
     }
     fn info(&self) -> TcpInfo {
         Connection::info(self)
+    }
+    fn info_at(&self, now: Instant) -> TcpInfo {
+        Connection::info_at(self, now)
+    }
+    fn write_eor(&mut self, bytes: u64) -> u64 {
+        Connection::write_eor(self, bytes)
+    }
+    fn set_user_timeout(&mut self, ms: u32) {
+        Connection::set_user_timeout(self, ms)
+    }
+    fn shutdown_read(&mut self) {
+        Connection::shutdown_read(self)
+    }
+    fn set_xmit_blocked(&mut self, on: bool) {
+        Connection::set_xmit_blocked(self, on)
+    }
+    fn take_error(&mut self) -> Option<TcpError> {
+        Connection::take_error(self)
     }
     fn state(&self) -> TcpState {
         Connection::state(self)

@@ -14,7 +14,8 @@
 //!   pacing is not modelled, so the driver skips a script under `fq` when
 //!   it expects outbound data segments (their timing would be fq's), and
 //!   runs it with a note otherwise. `pfifo limit 0` drops every packet in
-//!   the host (local congestion), which is not modelled: skip;
+//!   the host (local congestion): the connection's transmissions fail
+//!   (`Connection::set_xmit_blocked`) until another qdisc replaces it;
 //! - `ip route change|replace|add ... [mtu [lock] N] [advmss N] [initcwnd N]`
 //!   (IPv4): `mtu` and `initcwnd` set the knobs of those names, `advmss`
 //!   must equal mtu − 40 (the model derives it);
@@ -42,6 +43,9 @@ pub enum Qdisc {
     Pfifo,
     /// `fq` (pacing).
     Fq,
+    /// `pfifo limit 0`: every packet is dropped in the host, so every
+    /// transmission fails locally (`Connection::set_xmit_blocked`).
+    Blackhole,
 }
 
 /// Configuration produced by the harness commands.
@@ -225,15 +229,11 @@ impl Harness {
                 let params = &a[7.min(a.len())..];
                 match kind {
                     "pfifo" | "pfifo_fast" | "bfifo" => {
-                        if let Some(i) = params.iter().position(|p| *p == "limit") {
-                            if params.get(i + 1).copied() == Some("0") {
-                                return Err(format!(
-                                    "`{shown}`: a qdisc that drops every packet (local congestion, failed \
-                                     tcp_transmit_skb) is not modelled"
-                                ));
-                            }
-                        }
-                        self.qdisc = Qdisc::Pfifo;
+                        let limit0 = params
+                            .iter()
+                            .position(|p| *p == "limit")
+                            .is_some_and(|i| params.get(i + 1).copied() == Some("0"));
+                        self.qdisc = if limit0 { Qdisc::Blackhole } else { Qdisc::Pfifo };
                         Ok(())
                     }
                     "fq" => {
@@ -604,7 +604,8 @@ mod tests {
         assert_eq!(h.qdisc, Qdisc::Pfifo);
         let e = h.run("frobnicate --now").unwrap_err();
         assert_eq!(e, "unsupported command `frobnicate --now`");
-        assert!(h.run("tc qdisc replace dev tun0 root pfifo limit 0").is_err());
+        h.run("tc qdisc replace dev tun0 root pfifo limit 0").unwrap();
+        assert_eq!(h.qdisc, Qdisc::Blackhole);
         h.run("ip route change 192.0.2.1 via 192.168.0.2 dev tun0 advmss 600 mtu lock 640 initcwnd 11")
             .unwrap();
         assert_eq!((h.cfg.mtu, h.cfg.initcwnd), (640, 11));

@@ -192,6 +192,11 @@ fn lex(src: &str) -> Result<Vec<PTok>, PyError> {
             i += 3;
             continue;
         }
+        if c == '\\' && chars[i + 1..].iter().all(|c| c.is_whitespace()) {
+            // A continuation just before `}%`: packetdrill writes the
+            // block to a file with the newline that follows.
+            break;
+        }
         if c == '\n' {
             if depth == 0 {
                 out.push(PTok::Newline);

@@ -8,8 +8,8 @@
 //! ```text
 //! PASS  gtests/net/tcp/fast_retransmit/fr-4pkt.pkt
 //! FAIL  gtests/net/tcp/sack/x.pkt:24: error handling packet: live packet field tcp_seq: expected: 1001 (0x3e9) vs actual: 1 (0x1) || script packet: ...
-//! SKIP  gtests/net/tcp/eor/no-coalesce-retrans.pkt: line 24: send(..., MSG_EOR) needs ...
-//! 36 scripts: 10 passed, 6 failed, 20 skipped
+//! SKIP  gtests/net/tcp/mtu_probe/basic-v4.pkt: sysctl net.ipv4.tcp_mtu_probing=2 differs ...
+//! 36 scripts: 27 passed, 6 failed, 3 skipped
 //! ```
 //!
 //! A failure is worded as packetdrill words it (`<file>:<line>: <error>`);

@@ -13,11 +13,11 @@
 //!   that value is accepted, any other value makes the script skip with a
 //!   reason naming the sysctl.
 //!
-//! Two knobs are **approximated** (accepted with a note whatever their
-//! value): `tcp_tso_win_divisor` and `tcp_min_tso_segs` shape TSO bursts
-//! (`tcp_tso_should_defer`, `tcp_tso_autosize`), which the model does not
-//! build; it sends MSS-sized segments, and the matcher joins them back
-//! into the burst the script expects unless `--strict_segments` is set.
+//! `tcp_tso_win_divisor`, `tcp_min_tso_segs` and `tcp_tso_rtt_log` are
+//! knobs: the model keeps Linux's skb boundaries (TSO deferral and
+//! autosizing), which decide the PSH flags, while it sends MSS-sized
+//! segments that the matcher joins back into the TSO packet the script
+//! expects unless `--strict_segments` is set.
 
 use tcplab_core::cc::cubic::CubicParams;
 use tcplab_core::cc::CcConfig;
@@ -168,15 +168,15 @@ pub const SYSCTLS: &[SysctlEntry] = &[
     },
     SysctlEntry {
         name: "tcp_tso_win_divisor",
-        class: SysctlClass::Approximated(
-            "TSO deferral (tcp_tso_should_defer) is not modelled; segments go out at once",
-        ),
+        class: SysctlClass::Knob,
     },
     SysctlEntry {
         name: "tcp_min_tso_segs",
-        class: SysctlClass::Approximated(
-            "TSO autosizing is not modelled; MSS-sized segments are joined by the matcher",
-        ),
+        class: SysctlClass::Knob,
+    },
+    SysctlEntry {
+        name: "tcp_tso_rtt_log",
+        class: SysctlClass::Knob,
     },
 ];
 
@@ -287,6 +287,9 @@ pub fn apply(cfg: &mut TcpConfig, cubic: &CubicParams, full_name: &str, value: &
         "tcp_min_rtt_wlen" => cfg.tcp_min_rtt_wlen = int_in(name, value)?,
         "tcp_no_metrics_save" => cfg.tcp_no_metrics_save = int_in::<u8>(name, value)? != 0,
         "tcp_no_ssthresh_metrics_save" => cfg.tcp_no_ssthresh_metrics_save = int_in::<u8>(name, value)? != 0,
+        "tcp_tso_win_divisor" => cfg.tcp_tso_win_divisor = int_in(name, value)?,
+        "tcp_min_tso_segs" => cfg.tcp_min_tso_segs = int_in::<u32>(name, value)?.max(1),
+        "tcp_tso_rtt_log" => cfg.tcp_tso_rtt_log = int_in(name, value)?,
         _ => return Err(format!("unsupported sysctl net.ipv4.{name}")),
     }
     Ok(None)

@@ -1,11 +1,44 @@
 //! The packetdrill corpus under ../shared (GPLv2 test data, read at run
 //! time, never copied): every script must parse; running them prints a
-//! pass/fail/skip table. Script failures do not fail this test yet (the
-//! TCP core is still being finished); a committed pass-list gate comes
-//! later. Without ../shared the tests print "SKIPPED: ../shared not found".
+//! pass/fail/skip table next to Linux 6.18's results, and every script in
+//! [`PASS_LIST`] must pass (a regression gate; the others fail or skip on
+//! Linux too, or need MTU probing). Without ../shared the tests print
+//! "SKIPPED: ../shared not found".
 
 use std::path::PathBuf;
 use tcplab_packetdrill::{collect_scripts, format_table, parser, run_paths, Outcome};
+
+/// Scripts the model passes (paths relative to gtests/net). All pass on
+/// Linux 6.18, except the two its result file marks flaky for timing.
+const PASS_LIST: &[&str] = &[
+    "packetdrill/tests/linux/fast_retransmit/fr-4pkt-sack-linux.pkt",
+    "tcp/cubic/cubic-hystart-delay-rtt-jumps-upward.pkt",
+    "tcp/cubic/cubic-rack-reo-timeout-retrans-failed-incoming-data.pkt",
+    "tcp/cubic/cubic-rto-ss-ca-cwnd-bump.pkt",
+    "tcp/cwnd_moderation/cwnd-moderation-disorder-no-moderation.pkt",
+    "tcp/ecn/ecn-uses-ect0.pkt",
+    "tcp/eor/no-coalesce-retrans.pkt",
+    "tcp/fast_recovery/prr-ss-10pkt-lost-1.pkt",
+    "tcp/fast_recovery/prr-ss-30pkt-lost1_4.pkt",
+    "tcp/fast_recovery/prr-ss-ack-below-snd_una-cubic.pkt",
+    "tcp/fast_retransmit/fr-4pkt-fack-last-byte.pkt",
+    "tcp/fast_retransmit/fr-4pkt.pkt",
+    "tcp/limited_transmit/limited-transmit-sack.pkt",
+    "tcp/sack/sack-route-refresh-ip-tos.pkt",
+    "tcp/sack/sack-shift-sacked-2-6-8-3-9-nofack.pkt",
+    "tcp/sack/sack-shift-sacked-7-3-4-8-9-fack.pkt",
+    "tcp/slow_start/slow-start-ack-per-1pkt.pkt",
+    "tcp/slow_start/slow-start-ack-per-2pkt-send-5pkt.pkt",
+    "tcp/slow_start/slow-start-ack-per-2pkt-send-6pkt.pkt",
+    "tcp/slow_start/slow-start-ack-per-2pkt.pkt",
+    "tcp/slow_start/slow-start-after-idle.pkt",
+    "tcp/slow_start/slow-start-app-limited-9-packets-out.pkt",
+    "tcp/slow_start/slow-start-app-limited.pkt",
+    "tcp/tcp_info/tcp-info-last_data_recv.pkt",
+    "tcp/tcp_info/tcp-info-rwnd-limited.pkt",
+    "tcp/user_timeout/user-timeout-probe.pkt",
+    "tcp/user_timeout/user_timeout.pkt",
+];
 
 fn corpus_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/packetdrill/gtests");
@@ -78,11 +111,21 @@ fn test_corpus_run_table() {
         };
         println!("{p:<72} {ours:<6} {}", linux.get(&p).map(String::as_str).unwrap_or("-"));
     }
-    // Until the pass-list gate exists, only a parse failure (line 0 or a
-    // "parse error") would point at the interpreter itself.
+    // A parse failure points at the interpreter itself.
     for r in &shown {
         if let Outcome::Fail { message, .. } = &r.outcome {
             assert!(!message.contains("parse error"), "{}: {}", r.path.display(), message);
         }
+    }
+    let regressed: Vec<String> = shown
+        .iter()
+        .filter(|r| PASS_LIST.contains(&r.path.display().to_string().as_str()))
+        .filter(|r| !matches!(r.outcome, Outcome::Pass))
+        .map(|r| format!("{}: {:?}", r.path.display(), r.outcome))
+        .collect();
+    assert!(regressed.is_empty(), "pass-list scripts no longer pass:\n{}", regressed.join("\n"));
+    let paths: Vec<String> = shown.iter().map(|r| r.path.display().to_string()).collect();
+    for p in PASS_LIST {
+        assert!(paths.iter().any(|x| x == p), "pass-list script {p} not in the corpus");
     }
 }

@@ -144,6 +144,8 @@ pub struct TraceRow {
     pub delivered: u64,
     /// Sender pacing rate, bytes per second (0 = not pacing).
     pub pacing_rate: u64,
+    /// `tcpi_reordering`: the sender's `tp->reordering`, segments.
+    pub reordering: u32,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -63,6 +63,7 @@ pub(crate) fn row(now: Instant, info: &TcpInfo) -> TraceRow {
         ca_state: info.ca_state,
         delivered: info.delivered as u64,
         pacing_rate: info.pacing_rate,
+        reordering: info.reordering,
     }
 }
 

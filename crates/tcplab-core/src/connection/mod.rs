@@ -38,6 +38,7 @@ mod rack;
 mod receiver;
 mod recovery;
 mod rtx_queue;
+mod skb;
 mod timer;
 
 use crate::cc::{AnyCc, CaCtx, CaEvent, CaState, CongestionOps, TCP_INFINITE_SSTHRESH};
@@ -112,6 +113,28 @@ pub struct TcpInfo {
     pub snd_wnd: u32,
     pub rcv_wnd: u32,
     pub data_segs_out: u32,
+    /// `tcpi_busy_time`: µs with data queued or in flight (all chrono
+    /// states together).
+    pub busy_time_us: u64,
+    /// `tcpi_rwnd_limited`: µs the peer's window held data back.
+    pub rwnd_limited_us: u64,
+    /// `tcpi_sndbuf_limited`: µs the send buffer held the application back.
+    pub sndbuf_limited_us: u64,
+    /// `tcpi_last_data_recv`: ms since data last arrived.
+    pub last_data_recv_ms: u32,
+    /// `tcpi_probes`: unanswered zero-window / resource probes
+    /// (`icsk_probes_out`).
+    pub probes: u8,
+}
+
+/// A socket error (`sk->sk_err`) the connection died of.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum TcpError {
+    /// `ETIMEDOUT`: retransmissions or probes went unanswered past
+    /// `TCP_USER_TIMEOUT` (`tcp_write_err`).
+    TimedOut,
+    /// `ECONNRESET`: the connection was aborted (`tcp_reset`).
+    Reset,
 }
 
 /// What `tcp_fastretrans_alert` asked `tcp_xmit_recovery` to send
@@ -256,6 +279,22 @@ pub struct Connection {
     snd_sml: SeqNum,
     /// The application found the send buffer full (`SOCK_NOSPACE`).
     app_nospace: bool,
+    /// The send path's skb structure (write queue, PSH marks, chrono).
+    sq: skb::SendQueue,
+    /// `icsk_ack.lrcvtime`: jiffies of the last data received.
+    lrcvtime: u32,
+    /// `icsk_probes_out`.
+    probes_out: u8,
+    /// `icsk_probes_tstamp`: jiffies of the first unanswered probe.
+    probes_tstamp: Option<u32>,
+    /// `TCP_USER_TIMEOUT` (`icsk_user_timeout`), ms; 0 = off.
+    user_timeout_ms: u32,
+    /// `RCV_SHUTDOWN` in `sk->sk_shutdown`: the application reads no more.
+    rcv_shutdown: bool,
+    /// `sk->sk_err`.
+    sk_err: Option<TcpError>,
+    /// Every transmission fails locally (a qdisc that drops everything).
+    xmit_blocked: bool,
 }
 
 impl Connection {
@@ -345,6 +384,14 @@ impl Connection {
             nodelay: false,
             snd_sml: iss,
             app_nospace: false,
+            sq: skb::SendQueue::new(iss),
+            lrcvtime: 0,
+            probes_out: 0,
+            probes_tstamp: None,
+            user_timeout_ms: 0,
+            rcv_shutdown: false,
+            sk_err: None,
+            xmit_blocked: false,
         }
     }
 
@@ -412,8 +459,16 @@ impl Connection {
         (self.packets_out + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
     }
 
-    /// `tcp_get_info()`.
+    /// `tcp_get_info()` as of the last input.
     pub fn info(&self) -> TcpInfo {
+        self.info_at(self.tp.now)
+    }
+
+    /// `tcp_get_info()` read at `now` (not before the last input): the
+    /// time-based fields (chrono stats, `last_data_recv`) count up to it.
+    pub fn info_at(&self, now: Instant) -> TcpInfo {
+        let jiffies = now.max(self.tp.now).jiffies32(self.cfg.hz);
+        let (busy, rwnd, sndbuf) = self.sq.chrono.info_us(jiffies, self.cfg.hz);
         TcpInfo {
             ca_state: self.tp.ca_state,
             snd_cwnd: self.tp.snd_cwnd,
@@ -440,6 +495,12 @@ impl Connection {
             snd_wnd: self.snd_wnd,
             rcv_wnd: self.rcv.rcv_wnd(),
             data_segs_out: self.data_segs_out,
+            busy_time_us: busy,
+            rwnd_limited_us: rwnd,
+            sndbuf_limited_us: sndbuf,
+            last_data_recv_ms: crate::rtt::jiffies_to_duration(jiffies.wrapping_sub(self.lrcvtime) as u64, self.cfg.hz)
+                .as_millis() as u32,
+            probes: self.probes_out,
         }
     }
 
@@ -461,18 +522,59 @@ impl Connection {
 
     /// Queues `bytes` of (virtual) application data; returns how many fit.
     pub fn write(&mut self, bytes: u64) -> u64 {
+        self.send(bytes, false)
+    }
+
+    /// `send(..., MSG_EOR)`: as [`write`](Self::write), and the data ends a
+    /// record: later writes never share an skb (or a segment) with it
+    /// (`TCP_SKB_CB(skb)->eor`, `tcp_skb_can_collapse_to`).
+    pub fn write_eor(&mut self, bytes: u64) -> u64 {
+        self.send(bytes, true)
+    }
+
+    fn send(&mut self, bytes: u64, eor: bool) -> u64 {
         let n = bytes.min(self.send_space()).min(u32::MAX as u64 / 4) as u32;
         self.app_nospace = (n as u64) < bytes;
         if n > 0 {
-            self.slow_start_after_idle_check();
-            self.write_seq += n;
+            // Turned into skbs by the next poll_transmit (skb.rs).
+            self.queue_send(n, bytes, eor);
         }
         n as u64
+    }
+
+    /// `setsockopt(TCP_USER_TIMEOUT)`, ms (0 = off): give up once data
+    /// stayed unacknowledged, or probes unanswered, that long
+    /// (`icsk_user_timeout`).
+    pub fn set_user_timeout(&mut self, ms: u32) {
+        self.user_timeout_ms = ms;
+    }
+
+    /// Makes every transmission fail locally, as behind a qdisc that drops
+    /// every packet (`tc qdisc ... pfifo limit 0`): `tcp_transmit_skb`
+    /// returns an error, so new data is not sent, a retransmission is only
+    /// attempted, and the probe timer retries every
+    /// `TCP_RESOURCE_PROBE_INTERVAL` (net/ipv4/tcp_output.c
+    /// `tcp_send_probe0`). Segments `poll_transmit` would return are dropped.
+    pub fn set_xmit_blocked(&mut self, on: bool) {
+        self.xmit_blocked = on;
+        self.sq.xmit_owed = true;
+    }
+
+    /// The error the connection died of (`sk->sk_err`), if any.
+    pub fn error(&self) -> Option<TcpError> {
+        self.sk_err
+    }
+
+    /// Reads and clears the error (`sock_error`), as the next system call
+    /// on the socket reports it.
+    pub fn take_error(&mut self) -> Option<TcpError> {
+        self.sk_err.take()
     }
 
     /// `setsockopt(TCP_NODELAY)`.
     pub fn set_nodelay(&mut self, on: bool) {
         self.nodelay = on;
+        self.sq.xmit_owed = true;
     }
 
     /// In-order bytes ready for the application.
@@ -514,6 +616,38 @@ impl Connection {
         }
     }
 
+    /// `shutdown(SHUT_RD)`, which `close()` of the socket implies
+    /// (`sk_shutdown = SHUTDOWN_MASK` in `tcp_close`): the application
+    /// reads no more. Data arriving after our FIN then aborts the
+    /// connection with a RST (RFC 1122; `tcp_rcv_state_process`).
+    pub fn shutdown_read(&mut self) {
+        self.rcv_shutdown = true;
+    }
+
+    /// `tcp_rcv_state_process` step 7 after a full close: new data in
+    /// FIN-WAIT-1/2 (or below `rcv_nxt` in CLOSING/LAST-ACK) with the
+    /// receive side shut is answered by a RST and the connection is
+    /// reset (`TcpExtTCPAbortOnData`).
+    fn abort_on_data(&mut self, seg: &SegmentRepr) -> bool {
+        if !self.rcv_shutdown {
+            return false;
+        }
+        let rcv_nxt = self.rcv.rcv_nxt();
+        let check = match self.state {
+            TcpState::FinWait1 | TcpState::FinWait2 => true,
+            TcpState::Closing | TcpState::LastAck | TcpState::CloseWait => seg.seq.before(rcv_nxt),
+            _ => false,
+        };
+        let end = seg.seq + seg.payload_len;
+        if !check || seg.payload_len == 0 || !end.after(rcv_nxt) {
+            return false;
+        }
+        self.reset_unexpected(seg);
+        self.sk_err = Some(TcpError::Reset);
+        self.enter_closed();
+        true
+    }
+
     /// All data and the FIN were acknowledged, or the connection is gone.
     pub fn is_closed(&self) -> bool {
         matches!(self.state, TcpState::Closed | TcpState::TimeWait)
@@ -537,6 +671,7 @@ impl Connection {
     /// Runs every timer whose deadline is at or before `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.set_now(now);
+        self.sq.xmit_owed = true;
         if self.rcv.delack_deadline().is_some_and(|d| d <= now) {
             let env = self.rcv_env();
             if self.rcv.on_delack_timer(now, &env, &mut self.tp.mib) {
@@ -550,7 +685,15 @@ impl Connection {
             if self.timers.get(t).is_some_and(|d| d <= now) {
                 self.timers.stop(t);
                 match t {
-                    Timer::Retrans => self.retransmit_timer(now),
+                    Timer::Retrans => {
+                        // tcp_write_timeout (the TCP_USER_TIMEOUT part).
+                        if self.user_timeout_expired() {
+                            self.write_err();
+                            return;
+                        }
+                        self.retransmit_timer(now);
+                        self.clamp_rto_to_user_timeout(now);
+                    }
                     Timer::Probe0 => self.probe_timer(now),
                     Timer::LossProbe => self.loss_probe_timer(now),
                     Timer::ReoTimeout => self.rack_reo_timeout(now),
@@ -559,17 +702,6 @@ impl Connection {
         }
     }
 
-    /// `tcp_probe_timer`: the peer's window is zero; the next
-    /// `poll_transmit` sends one byte beyond it.
-    fn probe_timer(&mut self, now: Instant) {
-        if self.packets_out > 0 || self.unsent_bytes() == 0 || self.snd_wnd > 0 {
-            return;
-        }
-        self.ack_pending = true;
-        self.icsk_backoff = self.icsk_backoff.saturating_add(1);
-        let when = self.rtt.rto_backed_off(self.icsk_backoff);
-        self.timers.set_xmit(Timer::Probe0, now + when);
-    }
 
     fn set_now(&mut self, now: Instant) {
         self.tp.now = now;
@@ -594,12 +726,29 @@ impl Connection {
         } else {
             None
         };
+        let prior_received = self.rcv.bytes_received();
+        self.sq.xmit_owed = true;
+        // tcp_ack: an ACK neither old nor ahead of snd_nxt answers the
+        // probes (`icsk_probes_out = 0`).
+        let ack_ok = (self.probes_out != 0 || self.probes_tstamp.is_some())
+            && seg.flags.ack()
+            && !seg.ack.before(self.snd_una)
+            && !seg.ack.after(self.snd_nxt);
         match self.state {
             TcpState::Closed | TcpState::TimeWait => self.reset_unexpected(seg),
             TcpState::Listen => self.rcv_listen(seg),
             TcpState::SynSent => self.rcv_synsent(now, seg),
             _ => self.rcv_synchronized(now, seg),
         }
+        if ack_ok && self.state.synchronized() {
+            self.probes_out = 0;
+            self.probes_tstamp = None;
+        }
+        if self.rcv.bytes_received() != prior_received {
+            // tcp_event_data_recv: icsk_ack.lrcvtime.
+            self.lrcvtime = self.tp.jiffies;
+        }
+        self.after_ack_chrono();
     }
 
     /// `tcp_v4_send_reset`: answer a segment that makes no sense here.
@@ -738,6 +887,9 @@ impl Connection {
         if self.state == TcpState::Closed {
             return;
         }
+        if self.abort_on_data(seg) {
+            return;
+        }
         let env = receiver::RcvEnv { old_ack, ..self.rcv_env() };
         let out = self.rcv.on_segment(now, seg, &env, &mut self.tp.mib);
         if let Some(ce) = out.ce {
@@ -824,6 +976,8 @@ impl Connection {
     /// handshake RTT, receive buffer, congestion control init, pacing rate.
     fn init_transfer(&mut self, now: Instant) {
         self.rcv.on_established(now);
+        // tcp_finish_connect / tcp_create_openreq_child: icsk_ack.lrcvtime.
+        self.lrcvtime = self.tp.jiffies;
         self.icsk_backoff = 0;
         self.tp.snd_cwnd = self.cfg.initcwnd.max(1).min(self.tp.snd_cwnd_clamp);
         self.tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;

@@ -1,9 +1,19 @@
-//! What to send next and how a segment looks (net/ipv4/tcp_output.c):
-//! control segments, retransmissions of lost segments
+//! What to send next and how a segment looks (net/ipv4/tcp_output.c,
+//! tcp_timer.c): control segments, retransmissions of lost segments
 //! (`tcp_xmit_retransmit_queue`), new data under cwnd and the peer's
-//! window (`tcp_write_xmit`), and pure ACKs.
+//! window (`tcp_write_xmit`, with TSO deferral and autosizing deciding
+//! the skbs and so the PSH flags, see `skb.rs`), window and resource
+//! probes (`tcp_probe_timer`), `TCP_USER_TIMEOUT`, the send-side chrono
+//! stats of `tcp_info`, and pure ACKs.
+//!
+//! `tcp_write_xmit` commits whole skbs at once (the retransmit queue and
+//! counters change as the kernel's do when it hands an skb to the device);
+//! `poll_transmit` then hands out their MSS segments one per call, before
+//! anything else, in the same instant.
 
-use super::rtx_queue::{EVER_RETRANS, LOST, SACKED_ACKED, SACKED_RETRANS};
+use super::rtx_queue::{EVER_RETRANS, LOST, SACKED_ACKED, SACKED_RETRANS, TX_PSH};
+use super::skb::{TCP_CHRONO_BUSY, TCP_CHRONO_RWND_LIMITED, TCP_CHRONO_SNDBUF_LIMITED, TCP_CHRONO_UNSPEC};
+use super::skb::{TCP_NAGLE_CORK, TCP_NAGLE_OFF, TCP_NAGLE_PUSH};
 use super::timer::Timer;
 use super::{Connection, Rexmit, TcpState};
 use crate::cc::{CaEvent, CaState, CongestionOps};
@@ -21,6 +31,24 @@ const SKB_STRUCT: u32 = 256;
 impl Connection {
     /// The next segment to transmit, if any. Call until `None`.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<SegmentRepr> {
+        if self.xmit_blocked {
+            return self.poll_transmit_blocked(now);
+        }
+        self.next_segment(now)
+    }
+
+    /// Every transmission fails locally: the qdisc drops what would go
+    /// out. Data was never committed (write_xmit, retransmit); control
+    /// segments did their bookkeeping before `queue_xmit` failed, as in
+    /// `__tcp_transmit_skb`.
+    #[inline(never)]
+    fn poll_transmit_blocked(&mut self, now: Instant) -> Option<SegmentRepr> {
+        while self.next_segment(now).is_some() {}
+        None
+    }
+
+    #[inline(always)]
+    fn next_segment(&mut self, now: Instant) -> Option<SegmentRepr> {
         self.set_now(now);
         if let Some(rst) = self.rst_pending.take() {
             return Some(rst);
@@ -50,16 +78,31 @@ impl Connection {
             self.rcv.on_ack_sent(now, ack, 1, &mut self.tp.mib);
             return Some(seg);
         }
-        if self.rexmit == Rexmit::New {
-            // F-RTO step 2.b: new data first; if none can go, the loss
-            // was real after all.
-            if let Some(s) = self.send_new_data(now, false) {
+        // Segments of skbs already committed to the wire come first.
+        if let Some(s) = self.emit_unit(now) {
+            return Some(s);
+        }
+        // The application wrote (or closed): sendmsg builds skbs and
+        // pushes them (skb.rs).
+        if !self.sq.calls.is_empty() || (self.fin_queued && !self.sq.fin_entailed) {
+            self.process_sends(now);
+            if let Some(s) = self.emit_unit(now) {
                 return Some(s);
+            }
+        }
+        if self.rexmit == Rexmit::New {
+            // F-RTO step 2.b (tcp_xmit_recovery): new data first; if none
+            // can go, the loss was real after all.
+            self.rexmit = Rexmit::Lost;
+            if !self.sq.wq.is_empty() {
+                self.write_xmit(now, 0, TCP_NAGLE_OFF);
             }
             if !self.snd_nxt.after(self.high_seq) {
                 self.frto = false;
             }
-            self.rexmit = Rexmit::Lost;
+            if let Some(s) = self.emit_unit(now) {
+                return Some(s);
+            }
         }
         if self.tlp_pending {
             self.tlp_pending = false;
@@ -67,12 +110,19 @@ impl Connection {
                 return Some(s);
             }
         }
-        if let Some(s) = self.retransmit(now) {
-            return Some(s);
+        if self.rto_head_pending || self.lost_out > self.retrans_out {
+            if let Some(s) = self.retransmit(now) {
+                return Some(s);
+            }
         }
-        if let Some(s) = self.send_new_data(now, false) {
-            return Some(s);
+        if self.sq.xmit_owed && !self.sq.wq.is_empty() {
+            // tcp_data_snd_check → tcp_push_pending_frames, once per input.
+            self.write_xmit(now, 0, self.nonagle());
+            if let Some(s) = self.emit_unit(now) {
+                return Some(s);
+            }
         }
+        self.check_space();
         if self.ack_check_due {
             self.ack_check_due = false;
             let env = self.rcv_env();
@@ -82,6 +132,32 @@ impl Connection {
         }
         if self.ack_pending {
             let mut seg = self.base_segment(self.snd_nxt);
+            self.finish_segment(now, &mut seg, false);
+            return Some(seg);
+        }
+        None
+    }
+
+    /// Hands out the next wire segment of a committed transmission: one MSS
+    /// of the skb, PSH and FIN on the last one (GSO, `tcp_gso_segment`).
+    #[inline(always)]
+    fn emit_unit(&mut self, now: Instant) -> Option<SegmentRepr> {
+        while self.sq.emit_next < self.rtx.next_id() {
+            let id = self.sq.emit_next;
+            self.sq.emit_next += 1;
+            // Entries cannot leave between commit and emission (same
+            // instant, no input); skip defensively if one did.
+            let Some(skb) = self.rtx.index_of_id(id).and_then(|i| self.rtx.get(i)).copied() else {
+                continue;
+            };
+            let mut seg = self.base_segment(skb.seq);
+            seg.payload_len = skb.len();
+            if skb.fin {
+                seg.flags.insert(TcpFlags::FIN);
+            }
+            if skb.is(TX_PSH) {
+                seg.flags.insert(TcpFlags::PSH);
+            }
             self.finish_segment(now, &mut seg, false);
             return Some(seg);
         }
@@ -117,15 +193,11 @@ impl Connection {
             seg.ecn = Ecn::Ect0;
         }
         if seg.payload_len > 0 {
-            // tcp_event_data_sent
-            if self.packets_in_flight() == 0 {
-                self.sync_ca_ctx();
-                self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
-            }
-            self.tp.lsndtime = self.tp.jiffies;
+            // The rest of tcp_event_data_sent (see event_data_sent).
             self.rcv.on_data_sent(now);
             self.data_segs_out += 1;
         }
+        self.sq.wstamp = now;
         if retransmission {
             self.tp.mib.inc(Mib::TcpRetransSegs);
         } else {
@@ -189,6 +261,8 @@ impl Connection {
         } else {
             let skb = self.rtx.new_skb(self.iss, self.iss + 1, true, false, now, self.tp.delivered);
             self.rtx.push(skb);
+            // Sent here, not through the emission queue.
+            self.sq.emit_next = self.rtx.next_id();
             self.packets_out = 1;
             self.snd_nxt = self.iss + 1;
             self.tp.mib.inc(Mib::TcpOutSegs);
@@ -201,13 +275,33 @@ impl Connection {
         seg
     }
 
+    /// `tcp_event_data_sent`, before the skb counts in flight: the first
+    /// transmission with nothing in flight restarts the congestion
+    /// control's clock (`CA_EVENT_TX_START`); `lsndtime`.
+    fn event_data_sent(&mut self) {
+        if self.packets_in_flight() == 0 {
+            self.sync_ca_ctx();
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        }
+        self.tp.lsndtime = self.tp.jiffies;
+    }
+
     /// `tcp_xmit_retransmit_queue` (and the RTO's head retransmission):
     /// the lowest lost, not yet retransmitted segment, if cwnd allows.
     fn retransmit(&mut self, now: Instant) -> Option<SegmentRepr> {
         if self.rto_head_pending {
             self.rto_head_pending = false;
             if self.rtx.head().is_some_and(|h| !h.is(SACKED_ACKED)) {
-                return Some(self.retransmit_skb(now, 0, None));
+                // tcp_retransmit_skb(sk, head, 1): one segment.
+                self.sq.rtx_left = 0;
+                if self.xmit_blocked {
+                    // "Retransmission failed because of local congestion":
+                    // retry after TCP_RESOURCE_PROBE_INTERVAL.
+                    self.retransmit_failed(0);
+                    self.timers.set_xmit(Timer::Retrans, now + self.resource_probe_interval());
+                    return None;
+                }
+                return Some(self.retransmit_skb(now, 0, None, 1));
             }
         }
         if self.lost_out <= self.retrans_out || self.packets_in_flight() >= self.tp.snd_cwnd {
@@ -238,9 +332,56 @@ impl Connection {
             } else {
                 Mib::TcpExtTCPSlowStartRetrans
             };
-            return Some(self.retransmit_skb(now, idx, Some(mib)));
+            if self.xmit_blocked {
+                // tcp_xmit_retransmit_queue stops at the first failure.
+                self.retransmit_failed(idx);
+                return None;
+            }
+            // segs = cwnd - in_flight, at most the TSO autosize.
+            let segs = (self.tp.snd_cwnd - self.packets_in_flight()).min(self.tso_segs(self.tp.mss_cache.max(1)));
+            return Some(self.retransmit_skb(now, idx, Some(mib), segs));
         }
         None
+    }
+
+    /// Which retransmission of one skb the entry at `idx` belongs to, and
+    /// whether it ends it: returns the wire PSH of this segment.
+    /// `tcp_retransmit_skb(sk, skb, segs)` sends up to `segs` segments of
+    /// the skb (`tcp_fragment` splits it after them); `__tcp_transmit_skb`
+    /// forces PSH on a multi-segment skb, else the skb's own PSH counts.
+    //= linux:v6.18:net/ipv4/tcp_output.c#__tcp_retransmit_skb
+    fn rtx_unit_psh(&mut self, idx: usize, segs: u32) -> bool {
+        let Some(first) = self.rtx.get(idx).copied() else { return false };
+        if self.sq.rtx_left == 0 || self.sq.rtx_next_id != first.id {
+            // A new skb retransmission: the run of lost, unsent entries of
+            // this skb, at most `segs`.
+            let mut n = 0;
+            let mut i = idx;
+            while let Some(e) = self.rtx.get(i) {
+                if n >= segs.max(1) || !e.is(LOST) || e.is(SACKED_ACKED | SACKED_RETRANS) {
+                    break;
+                }
+                n += 1;
+                if e.skb_end() {
+                    break;
+                }
+                i += 1;
+            }
+            self.sq.rtx_len = n.max(1);
+            self.sq.rtx_left = self.sq.rtx_len;
+        }
+        self.sq.rtx_left -= 1;
+        self.sq.rtx_next_id = first.id + 1;
+        if self.sq.rtx_left > 0 {
+            return false;
+        }
+        let e = self.rtx.get_mut(idx).expect("entry exists");
+        let psh = self.sq.rtx_len > 1 || (e.skb_end() && e.psh());
+        if !e.skb_end() {
+            // tcp_fragment: the sent part ends an skb without PSH.
+            e.set_skb_end(false);
+        }
+        psh
     }
 
     /// `tcp_send_loss_probe`: new data if the peer's window allows
@@ -250,19 +391,34 @@ impl Connection {
             self.rearm_rto(now);
             return None;
         }
-        if let Some(seg) = self.send_new_data(now, true) {
-            self.loss_probe_sent(now, false);
-            return Some(seg);
+        if self.xmit_blocked {
+            // The probe's transmission fails: rearm_timer.
+            self.rearm_rto(now);
+            return None;
+        }
+        if !self.sq.wq.is_empty() && self.snd_wnd_test(0) {
+            let prior = self.packets_out;
+            self.write_xmit(now, 2, TCP_NAGLE_OFF);
+            if self.packets_out > prior {
+                self.loss_probe_sent(now, false);
+                return self.emit_unit(now);
+            }
+            self.rearm_rto(now);
+            return None;
         }
         let idx = self.rtx.len().checked_sub(1)?;
-        let seg = self.resend_skb(now, idx);
+        // The last MSS of the last skb (tcp_fragment at (pcount - 1) * mss),
+        // with that skb's PSH.
+        let psh = self.rtx.get(idx).is_some_and(|e| e.skb_end() && e.psh());
+        self.event_data_sent();
+        let seg = self.resend_skb(now, idx, psh);
         self.loss_probe_sent(now, true);
         Some(seg)
     }
 
     /// `__tcp_retransmit_skb`: put a queued segment on the wire again
     /// (without the scoreboard accounting of `tcp_retransmit_skb`).
-    fn resend_skb(&mut self, now: Instant, idx: usize) -> SegmentRepr {
+    fn resend_skb(&mut self, now: Instant, idx: usize, psh: bool) -> SegmentRepr {
         let Some(skb) = self.rtx.get_mut(idx) else {
             return self.base_segment(self.snd_nxt);
         };
@@ -280,19 +436,26 @@ impl Connection {
         if skb.syn {
             seg.flags = TcpFlags::SYN;
         }
-        if seg.payload_len > 0 {
+        if psh && seg.payload_len > 0 {
             seg.flags.insert(TcpFlags::PSH);
         }
         self.finish_segment(now, &mut seg, true);
         seg
     }
 
-    /// `tcp_retransmit_skb`: resend one queued segment.
-    fn retransmit_skb(&mut self, now: Instant, idx: usize, mib: Option<Mib>) -> SegmentRepr {
-        let Some(skb) = self.rtx.get_mut(idx) else {
+    /// `tcp_retransmit_skb`: resend one queued segment, part of a
+    /// retransmission of at most `segs` segments of its skb.
+    fn retransmit_skb(&mut self, now: Instant, idx: usize, mib: Option<Mib>, segs: u32) -> SegmentRepr {
+        if self.rtx.get(idx).is_none() {
             return self.base_segment(self.snd_nxt);
-        };
-        skb.sacked |= SACKED_RETRANS;
+        }
+        let psh = self.rtx_unit_psh(idx, segs);
+        // __tcp_transmit_skb runs before retrans_out counts the segment.
+        self.event_data_sent();
+        let seg = self.resend_skb(now, idx, psh);
+        if let Some(skb) = self.rtx.get_mut(idx) {
+            skb.sacked |= SACKED_RETRANS;
+        }
         self.retrans_out += 1;
         if self.retrans_stamp == 0 {
             self.retrans_stamp = self.ts_now();
@@ -307,7 +470,6 @@ impl Connection {
         if self.in_cwnd_reduction() {
             self.prr_out += 1;
         }
-        let seg = self.resend_skb(now, idx);
         if idx == 0 && self.timers.pending() != Some(Timer::ReoTimeout) {
             let rto = self.rto_now();
             self.timers.set_xmit(Timer::Retrans, now + rto);
@@ -315,83 +477,444 @@ impl Connection {
         seg
     }
 
-    /// `tcp_write_xmit` for one segment: new data (or the FIN) within cwnd
-    /// and the peer's window. A loss probe (`push_one == 2`) may exceed cwnd.
-    fn send_new_data(&mut self, now: Instant, probe: bool) -> Option<SegmentRepr> {
+    // ------------------------------------------------------------------
+    // tcp_write_xmit
+    // ------------------------------------------------------------------
+
+    /// `tcp_write_xmit`: send write-queue skbs while cwnd, the peer's
+    /// window, Nagle and TSO deferral allow, each split to at most
+    /// min(cwnd quota, TSO autosize) segments (`tso_fragment`). Committed
+    /// skbs wait in the retransmit queue (from `sq.emit_next`) for
+    /// `poll_transmit` to hand out their
+    /// segments. `push_one`: 1 = `tcp_push_one` (one skb, no deferral),
+    /// 2 = a loss probe (also beyond cwnd). Returns the segments sent.
+    //= linux:v6.18:net/ipv4/tcp_output.c#tcp_write_xmit
+    pub(super) fn write_xmit(&mut self, now: Instant, push_one: u8, nonagle: u8) -> u32 {
         if !matches!(self.state, TcpState::Established | TcpState::CloseWait | TcpState::FinWait1 | TcpState::LastAck | TcpState::Closing) {
-            return None;
+            return 0;
         }
-        let unsent = self.unsent_bytes();
-        let fin_unsent = self.fin_queued && self.snd_nxt == self.write_seq;
-        if unsent == 0 && !fin_unsent {
-            return None;
+        if push_one == 0 {
+            self.sq.xmit_owed = false;
         }
-        // tcp_cwnd_test
-        if !probe && self.packets_in_flight() >= self.tp.snd_cwnd {
-            self.cwnd_validate(true);
-            return None;
-        }
-        let mss = self.tp.mss_cache;
-        let len = unsent.min(mss);
-        // tcp_snd_wnd_test: the whole segment must fit in the window.
-        let wnd_end = self.snd_una + self.snd_wnd;
-        if (self.snd_nxt + len).after(wnd_end) {
-            if self.packets_out == 0 && !self.timers.is_set(Timer::Probe0) {
-                let when = self.rtt.rto_backed_off(self.icsk_backoff);
-                self.timers.set_xmit(Timer::Probe0, now + when);
+        let mss = self.tp.mss_cache.max(1);
+        let mut max_segs = 0;
+        let mut sent = 0;
+        let mut is_cwnd_limited = false;
+        let mut is_rwnd_limited = false;
+        while !self.sq.wq.is_empty() {
+            let mut quota = self.cwnd_test();
+            if quota == 0 {
+                if push_one == 2 {
+                    quota = 1;
+                } else {
+                    break;
+                }
             }
-            return None;
+            if max_segs == 0 {
+                max_segs = self.tso_segs(mss);
+            }
+            quota = quota.min(max_segs);
+            let len = self.wq_len(0);
+            if quota * mss > len {
+                self.grow_skb(quota * mss - len);
+            }
+            let len = self.wq_len(0);
+            let head = self.sq.wq[0];
+            let is_tail = self.sq.wq.len() == 1;
+            let tso_segs = len.div_ceil(mss).max(1);
+            if !self.snd_wnd_test(0) {
+                is_rwnd_limited = true;
+                break;
+            }
+            if tso_segs == 1 {
+                let ng = if is_tail { nonagle } else { TCP_NAGLE_PUSH };
+                if !self.nagle_test(len, mss, ng, head.fin) {
+                    break;
+                }
+            } else if push_one == 0
+                && self.tso_should_defer(now, len, is_tail, head, max_segs, &mut is_cwnd_limited, &mut is_rwnd_limited)
+            {
+                break;
+            }
+            let limit = if tso_segs > 1 { self.mss_split_point(len, mss, quota, nonagle, is_tail) } else { mss };
+            if self.xmit_blocked {
+                // tcp_transmit_skb failed (NET_XMIT_DROP): local congestion
+                // (`tcp_enter_cwr`), nothing sent.
+                self.enter_cwr();
+                break;
+            }
+            sent += self.commit_unit(now, len.min(limit), mss, false);
+            if push_one != 0 {
+                break;
+            }
         }
-        // Nagle with Minshall's variant (tcp_nagle_check): hold a runt
-        // while an earlier runt is unacknowledged.
-        if len < mss && !self.nodelay && !self.fin_queued && self.packets_out > 0 && self.snd_sml.after(self.snd_una) {
-            return None;
+        let j = self.tp.jiffies;
+        if is_rwnd_limited {
+            self.sq.chrono.start(j, TCP_CHRONO_RWND_LIMITED);
+        } else {
+            let empty = self.rtx.is_empty() && self.sq.write_queue_empty();
+            self.sq.chrono.stop(j, TCP_CHRONO_RWND_LIMITED, empty);
+        }
+        is_cwnd_limited |= self.packets_in_flight() >= self.tp.snd_cwnd;
+        if sent > 0 || is_cwnd_limited {
+            self.cwnd_validate(is_cwnd_limited);
+        }
+        if sent > 0 {
+            if push_one != 2 {
+                // One loss probe per tail loss episode.
+                self.schedule_loss_probe(false);
+            }
+        } else if self.packets_out == 0 && !self.sq.wq.is_empty() && !self.timers.is_set(Timer::Probe0) {
+            // tcp_check_probe_timer: nothing in flight and data waiting.
+            let when = self.rtt.rto_backed_off(self.icsk_backoff);
+            self.timers.set_xmit(Timer::Probe0, now + when);
+        }
+        sent
+    }
+
+    /// `tcp_cwnd_test`: segments cwnd allows now, at most half of it, "for
+    /// better scheduling, ensure we have at least 2 GSO packets in flight".
+    fn cwnd_test(&self) -> u32 {
+        let in_flight = self.packets_in_flight();
+        let cwnd = self.tp.snd_cwnd;
+        if in_flight >= cwnd {
+            return 0;
+        }
+        (cwnd >> 1).max(1).min(cwnd - in_flight)
+    }
+
+    /// `tcp_snd_wnd_test` for write-queue skb `i`: its first MSS (or all
+    /// of it, FIN included) fits in the peer's window.
+    fn snd_wnd_test(&self, i: usize) -> bool {
+        let Some(skb) = self.sq.wq.get(i) else { return true };
+        let mss = self.tp.mss_cache.max(1);
+        let len = self.wq_len(i);
+        let start = skb.end_seq - len;
+        let end = if len > mss { start + mss } else { skb.end_seq + skb.fin as u32 };
+        !end.after(self.snd_una + self.snd_wnd)
+    }
+
+    /// `tcp_nagle_check`: hold a partial segment while Nagle (or the cork)
+    /// says so; Minshall's variant waits only for an unacknowledged runt.
+    fn nagle_check(&self, partial: bool, nonagle: u8) -> bool {
+        partial
+            && (nonagle & TCP_NAGLE_CORK != 0
+                || (nonagle == 0
+                    && self.packets_out > 0
+                    && self.snd_sml.after(self.snd_una)
+                    && !self.snd_sml.after(self.snd_nxt)))
+    }
+
+    /// `tcp_nagle_test` for a one-segment skb.
+    fn nagle_test(&self, len: u32, mss: u32, nonagle: u8, fin: bool) -> bool {
+        nonagle & TCP_NAGLE_PUSH != 0 || fin || !self.nagle_check(len < mss, nonagle)
+    }
+
+    /// `tcp_mss_split_point`: how much of the head skb one transmission
+    /// takes: `max_segs` MSS, less at the window's edge, and for the tail
+    /// skb without a partial last segment that Nagle holds.
+    fn mss_split_point(&self, len: u32, mss: u32, max_segs: u32, nonagle: u8, is_tail: bool) -> u32 {
+        let window = (self.snd_una + self.snd_wnd) - self.snd_nxt;
+        let max_len = mss * max_segs;
+        if max_len <= window && !is_tail {
+            return max_len;
+        }
+        let needed = len.min(window);
+        if max_len <= needed {
+            return max_len;
+        }
+        let partial = needed % mss;
+        if self.nagle_check(partial != 0, nonagle) {
+            return needed - partial;
+        }
+        needed
+    }
+
+    /// `tcp_tso_should_defer`: hold a multi-segment skb back, expecting an
+    /// ACK to allow a bigger one, if the last transmission was within 1 ms,
+    /// less than a full TSO skb and less than 1/`tcp_tso_win_divisor` of
+    /// the window can go, and the next ACK is due within min(1 ms, srtt/2).
+    //= linux:v6.18:net/ipv4/tcp_output.c#tcp_tso_should_defer
+    #[allow(clippy::too_many_arguments)]
+    fn tso_should_defer(
+        &self,
+        now: Instant,
+        len: u32,
+        is_tail: bool,
+        skb: super::skb::WSkb,
+        max_segs: u32,
+        is_cwnd_limited: &mut bool,
+        is_rwnd_limited: &mut bool,
+    ) -> bool {
+        if self.tp.ca_state >= CaState::Recovery {
+            return false;
+        }
+        // "Avoid bursty behavior by allowing defer only if the last write
+        // was recent (1 ms)."
+        if now.as_nanos() as i64 - self.sq.wstamp.as_nanos() as i64 - 1_000_000 > 0 {
+            return false;
+        }
+        let mss = self.tp.mss_cache.max(1);
+        let in_flight = self.packets_in_flight();
+        let send_win = (self.snd_una + self.snd_wnd) - self.snd_nxt;
+        let cong_win = (self.tp.snd_cwnd - in_flight) * mss;
+        let limit = send_win.min(cong_win);
+        if limit >= max_segs * mss {
+            return false;
+        }
+        if !is_tail && limit >= len {
+            return false;
+        }
+        if let Some(chunk) = self.snd_wnd.min(self.tp.snd_cwnd.saturating_mul(mss)).checked_div(self.cfg.tcp_tso_win_divisor) {
+            if limit >= chunk {
+                return false;
+            }
+        } else if limit > 3 * mss {
+            // tcp_max_tso_deferred_mss
+            return false;
+        }
+        let Some(head) = self.rtx.head() else { return false };
+        // "If next ACK is likely to come too late, ie in more than
+        // min(1ms, half srtt), do not defer" (6.18: 2025 fix of "tcp: tso:
+        // restore IW10 after TSO autosizing").
+        let srtt_ns = self.rtt.srtt_us() as i64 * 125;
+        let expected_ack = head.xmit_time.as_nanos() as i64 + srtt_ns;
+        let how_far = expected_ack - now.as_nanos() as i64;
+        if how_far - (srtt_ns >> 1).min(1_000_000) > 0 {
+            return false;
+        }
+        if cong_win < send_win {
+            if cong_win <= len {
+                *is_cwnd_limited = true;
+                return true;
+            }
+        } else if send_win <= len {
+            *is_rwnd_limited = true;
+            return true;
+        }
+        if skb.fin || skb.eor {
+            return false;
+        }
+        true
+    }
+
+    /// Sends the first `take` bytes of the head skb (`tso_fragment` when
+    /// less than all of it): retransmit-queue entries of one MSS each, the
+    /// last ending the skb with its PSH (the front part of a split skb has
+    /// none), `tcp_event_new_data_sent`. `force_psh`: a window probe
+    /// (`tcp_write_wakeup`) sets PSH on what it sends. Returns the segments.
+    fn commit_unit(&mut self, now: Instant, take: u32, mss: u32, force_psh: bool) -> u32 {
+        let head = self.sq.wq[0];
+        let whole = take == self.wq_len(0);
+        let (psh, fin) = if whole { (head.psh || force_psh, head.fin) } else { (force_psh, false) };
+        if whole {
+            self.sq.wq.pop_front();
         }
         let seq = self.snd_nxt;
-        let fin = self.fin_queued && seq + len == self.write_seq;
-        let end_seq = seq + len + fin as u32;
+        let pcount = take.div_ceil(mss).max(1);
+        self.event_data_sent();
         let prior_packets = self.packets_out;
-        let skb = self.rtx.new_skb(seq, end_seq, false, fin, now, self.tp.delivered);
-        self.rtx.push(skb);
-        self.snd_nxt = end_seq;
-        self.packets_out += 1;
-        if len < mss {
-            self.snd_sml = end_seq;
+        let mut s = seq;
+        let mut left = take;
+        for i in 0..pcount {
+            let len = left.min(mss);
+            left -= len;
+            let last = i + 1 == pcount;
+            let end = s + len + (last && fin) as u32;
+            let mut e = self.rtx.new_skb(s, end, false, last && fin, now, self.tp.delivered);
+            if last {
+                e.set_skb_end(psh);
+                // GSO: PSH only on the last segment; __tcp_transmit_skb
+                // forces it on multi-segment skbs.
+                if psh || pcount > 1 {
+                    e.sacked |= TX_PSH;
+                }
+            }
+            self.rtx.push(e);
+            s = end;
+        }
+        self.snd_nxt = s;
+        self.packets_out += pcount;
+        // tcp_minshall_update
+        if take < pcount * mss {
+            self.snd_sml = s;
         }
         if self.in_cwnd_reduction() {
-            self.prr_out += 1;
+            self.prr_out += pcount;
         }
         if prior_packets == 0 || self.timers.pending() == Some(Timer::Probe0) {
             self.rearm_rto(now);
         }
-        let in_flight = self.packets_in_flight();
-        self.cwnd_validate(in_flight >= self.tp.snd_cwnd);
-        if !probe {
-            // One loss probe per tail loss episode.
-            self.schedule_loss_probe(false);
-        }
-
-        let mut seg = self.base_segment(seq);
-        seg.payload_len = len;
-        if fin {
-            seg.flags.insert(TcpFlags::FIN);
-        }
-        if len > 0 && seq + len == self.write_seq {
-            seg.flags.insert(TcpFlags::PSH);
-        }
-        self.finish_segment(now, &mut seg, false);
-        Some(seg)
+        self.sq.wstamp = now;
+        pcount
     }
 
-    /// `tcp_cwnd_validate`: remember whether the window was used, and decay
-    /// an unused cwnd (`tcp_cwnd_application_limited`, RFC 2861).
+    /// `tcp_retransmit_skb` when `__tcp_retransmit_skb` failed locally:
+    /// no SACKED_RETRANS, not in flight, but the attempt counts
+    /// (`EVER_RETRANS`, `retrans_stamp`, `undo_retrans`) and the packet
+    /// was locally congested (`tcp_enter_cwr`).
+    fn retransmit_failed(&mut self, idx: usize) {
+        self.enter_cwr();
+        if let Some(e) = self.rtx.get_mut(idx) {
+            e.sacked |= EVER_RETRANS;
+        }
+        if self.retrans_stamp == 0 {
+            self.retrans_stamp = self.ts_now();
+        }
+        if self.undo_retrans < 0 {
+            self.undo_retrans = 0;
+        }
+        self.undo_retrans += 1;
+    }
+
+    /// `TCP_RESOURCE_PROBE_INTERVAL` (HZ/2).
+    fn resource_probe_interval(&self) -> crate::time::Duration {
+        crate::rtt::jiffies_to_duration((self.cfg.hz / 2) as u64, self.cfg.hz)
+    }
+
+    /// `retransmits_timed_out(sk, .., icsk_user_timeout)`: with
+    /// `TCP_USER_TIMEOUT` set, retransmissions began that long ago.
+    pub(super) fn user_timeout_expired(&self) -> bool {
+        self.user_timeout_ms > 0
+            && self.icsk_retransmits > 0
+            && self.retrans_stamp != 0
+            && self.state.synchronized()
+            && self.packets_out > 0
+            && (self.ts_now().wrapping_sub(self.retrans_stamp) as i32) >= self.user_timeout_ms as i32
+    }
+
+    /// `tcp_write_err`: the connection timed out (`ETIMEDOUT`) and is done.
+    pub(super) fn write_err(&mut self) {
+        self.sk_err = Some(super::TcpError::TimedOut);
+        self.enter_closed();
+        self.sq.wq.clear();
+        self.sq.calls.clear();
+        self.sq.emit_next = self.rtx.next_id();
+    }
+
+    /// `tcp_clamp_rto_to_user_timeout`: the next RTO fires no later than
+    /// the user timeout.
+    pub(super) fn clamp_rto_to_user_timeout(&mut self, now: Instant) {
+        if self.user_timeout_ms == 0 || self.retrans_stamp == 0 {
+            return;
+        }
+        let Some(at) = self.timers.get(Timer::Retrans) else { return };
+        let elapsed = self.ts_now().wrapping_sub(self.retrans_stamp) as i64;
+        let remaining = self.user_timeout_ms as i64 - elapsed;
+        let clamp = if remaining <= 0 {
+            crate::rtt::jiffies_to_duration(1, self.cfg.hz)
+        } else {
+            crate::time::Duration::from_millis(remaining as u64)
+        };
+        if now + clamp < at {
+            self.timers.set_xmit(Timer::Retrans, now + clamp);
+        }
+    }
+
+    /// `tcp_probe_timer`: nothing in flight and data waiting, because the
+    /// peer's window is closed or transmissions failed locally. Gives up
+    /// after `TCP_USER_TIMEOUT` of unanswered probes, else probes.
+    //= linux:v6.18:net/ipv4/tcp_timer.c#tcp_probe_timer
+    pub(super) fn probe_timer(&mut self, now: Instant) {
+        if self.packets_out > 0 || self.sq.write_queue_empty() {
+            self.probes_out = 0;
+            self.probes_tstamp = None;
+            return;
+        }
+        let j = self.tp.jiffies;
+        match self.probes_tstamp {
+            None => self.probes_tstamp = Some(j),
+            Some(t) => {
+                let limit = crate::rtt::usecs_to_jiffies(self.user_timeout_ms.saturating_mul(1000), self.cfg.hz) as i32;
+                if self.user_timeout_ms > 0 && j.wrapping_sub(t) as i32 >= limit {
+                    self.write_err();
+                    return;
+                }
+            }
+        }
+        // max_probes = tcp_retries2 (15)
+        if self.probes_out >= 15 {
+            self.write_err();
+            return;
+        }
+        self.send_probe0(now);
+    }
+
+    /// `tcp_send_probe0`: a window probe (`tcp_write_wakeup`), then the
+    /// next one after the backed-off RTO, or after
+    /// `TCP_RESOURCE_PROBE_INTERVAL` without backoff when the probe failed
+    /// locally; never after the user timeout.
+    fn send_probe0(&mut self, now: Instant) {
+        let local_failure = !self.write_wakeup(now);
+        if self.packets_out > 0 || self.sq.write_queue_empty() {
+            self.probes_out = 0;
+            self.icsk_backoff = 0;
+            self.probes_tstamp = None;
+            return;
+        }
+        self.probes_out = self.probes_out.saturating_add(1);
+        let mut when = if !local_failure {
+            if self.icsk_backoff < 15 {
+                self.icsk_backoff += 1;
+            }
+            self.rtt.rto_backed_off(self.icsk_backoff)
+        } else {
+            self.resource_probe_interval()
+        };
+        // tcp_clamp_probe0_to_user_timeout
+        if let (true, Some(t)) = (self.user_timeout_ms > 0, self.probes_tstamp) {
+            let elapsed = self.tp.jiffies.wrapping_sub(t).min(i32::MAX as u32) as u64;
+            let limit = crate::rtt::usecs_to_jiffies(self.user_timeout_ms.saturating_mul(1000), self.cfg.hz);
+            let remaining = limit.saturating_sub(elapsed).max(2); // TCP_TIMEOUT_MIN
+            when = when.min(crate::rtt::jiffies_to_duration(remaining, self.cfg.hz));
+        }
+        self.timers.set_xmit(Timer::Probe0, now + when);
+    }
+
+    /// `tcp_write_wakeup`: send what the window allows of the head skb, at
+    /// most an MSS, with PSH; with the window closed, a zero-window probe
+    /// (an ACK). Returns false when the transmission failed locally.
+    fn write_wakeup(&mut self, now: Instant) -> bool {
+        if self.xmit_blocked {
+            self.enter_cwr();
+            return false;
+        }
+        let wnd_end = self.snd_una + self.snd_wnd;
+        if !self.sq.wq.is_empty() && self.snd_nxt.before(wnd_end) {
+            let mss = self.tp.mss_cache.max(1);
+            let len = self.wq_len(0);
+            let head = self.sq.wq[0];
+            if head.end_seq.after(self.sq.pushed_seq) {
+                self.sq.pushed_seq = head.end_seq;
+            }
+            let seg_size = (wnd_end - self.snd_nxt).min(mss).min(len.max(1));
+            // The probe always carries PSH (tcp_fragment, then PSH again).
+            if seg_size < len {
+                self.sq.wq[0].psh = true;
+            }
+            self.commit_unit(now, seg_size.min(len), mss, true);
+        } else {
+            // tcp_xmit_probe_skb
+            self.ack_pending = true;
+        }
+        true
+    }
+
+    /// `tcp_cwnd_validate` (v5.18+, "fix cwnd-limited bug for TSO deferral
+    /// where we send nothing"): latch whether this window was cwnd-limited
+    /// and the most packets it had out; decay an unused cwnd
+    /// (`tcp_cwnd_application_limited`, RFC 2861); note a send buffer that
+    /// held the application back (`TCP_CHRONO_SNDBUF_LIMITED`).
+    //= linux:v6.18:net/ipv4/tcp_output.c#tcp_cwnd_validate
     fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
-        if !self.snd_una.before(self.cwnd_usage_seq) || (is_cwnd_limited && !self.tp.is_cwnd_limited) {
+        if !self.snd_una.before(self.cwnd_usage_seq)
+            || is_cwnd_limited
+            || (!self.tp.is_cwnd_limited && self.packets_out > self.tp.max_packets_out)
+        {
             self.tp.is_cwnd_limited = is_cwnd_limited;
             self.tp.max_packets_out = self.packets_out;
             self.cwnd_usage_seq = self.snd_nxt;
         }
-        self.sync_ca_ctx();
         if self.tp.is_cwnd_limited() {
             self.snd_cwnd_used = 0;
             self.snd_cwnd_stamp = self.tp.jiffies;
@@ -401,6 +924,36 @@ impl Connection {
             if self.cfg.tcp_slow_start_after_idle && idle >= self.rtt.rto_jiffies() as i32 {
                 self.cwnd_application_limited();
             }
+            if self.sq.write_queue_empty() && self.app_nospace && self.state.can_send_data() {
+                let j = self.tp.jiffies;
+                self.sq.chrono.start(j, TCP_CHRONO_SNDBUF_LIMITED);
+            }
+        }
+    }
+
+    /// `tcp_check_space` → `sk_stream_write_space`: once a third of the
+    /// send buffer is free again the application may write
+    /// (`SOCK_NOSPACE` clears), which ends a send-buffer-limited period.
+    fn check_space(&mut self) {
+        if !self.app_nospace {
+            return;
+        }
+        let queued = self.write_seq - self.snd_una;
+        let free = self.sk_sndbuf.saturating_sub(queued);
+        if free >= queued >> 1 {
+            self.app_nospace = false;
+            let j = self.tp.jiffies;
+            let empty = self.rtx.is_empty() && self.sq.write_queue_empty();
+            self.sq.chrono.stop(j, TCP_CHRONO_SNDBUF_LIMITED, empty);
+        }
+    }
+
+    /// `tcp_clean_rtx_queue`'s `tcp_chrono_stop(sk, TCP_CHRONO_BUSY)`: with
+    /// nothing queued or in flight any more, the chrono goes idle.
+    pub(super) fn after_ack_chrono(&mut self) {
+        if self.sq.chrono.ty != TCP_CHRONO_UNSPEC && self.rtx.is_empty() && self.sq.write_queue_empty() {
+            let j = self.tp.jiffies;
+            self.sq.chrono.stop(j, TCP_CHRONO_BUSY, true);
         }
     }
 

@@ -26,6 +26,18 @@ pub const LOST: u8 = 0x04;
 pub const EVER_RETRANS: u8 = 0x80;
 /// `TCPCB_RETRANS`.
 pub const RETRANS: u8 = SACKED_RETRANS | EVER_RETRANS;
+/// Not a `TCPCB_*` bit: this segment ends a Linux skb of the retransmit
+/// queue (the last MSS a `tso_fragment` / `tcp_fragment` left in one
+/// piece); see `connection/skb.rs`. Kept in `sacked` (bits Linux leaves
+/// unused here) so that a segment stays 48 bytes.
+pub const SKB_END: u8 = 0x20;
+/// Not a `TCPCB_*` bit: `TCPHDR_PSH` in the `tcp_flags` of the skb this
+/// segment ends (only meaningful with [`SKB_END`]).
+pub const SKB_PSH: u8 = 0x40;
+/// Not a `TCPCB_*` bit: the first transmission of this segment carries
+/// PSH on the wire (it ends a transmitted skb that had PSH or more than
+/// one segment).
+pub const TX_PSH: u8 = 0x10;
 
 /// One transmitted segment (an skb of one packet; the model does not build
 /// TSO super-packets).
@@ -61,6 +73,22 @@ impl Skb {
     #[inline]
     pub fn is(&self, bits: u8) -> bool {
         self.sacked & bits != 0
+    }
+    /// The segment ends an skb ([`SKB_END`]).
+    #[inline]
+    pub fn skb_end(&self) -> bool {
+        self.is(SKB_END)
+    }
+    /// The skb this segment ends carries PSH ([`SKB_PSH`]).
+    #[inline]
+    pub fn psh(&self) -> bool {
+        self.is(SKB_PSH)
+    }
+    /// Marks the segment as the end of an skb with or without PSH
+    /// (`tso_fragment` / `tcp_fragment`).
+    #[inline]
+    pub fn set_skb_end(&mut self, psh: bool) {
+        self.sacked = (self.sacked & !SKB_PSH) | SKB_END | if psh { SKB_PSH } else { 0 };
     }
 }
 
@@ -100,6 +128,12 @@ impl RtxQueue {
             tsorted_next: NIL,
             in_tsorted: false,
         }
+    }
+
+    /// The id the next pushed segment gets.
+    #[inline]
+    pub fn next_id(&self) -> u64 {
+        self.next_id
     }
 
     /// Index of the segment with `id`, if still queued.

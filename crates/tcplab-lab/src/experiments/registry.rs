@@ -4,13 +4,176 @@
 //! entry; `tcplab reproduce all` runs them all.
 //!
 //! This is the one place entries live. docs/experiments.md describes how
-//! to add one (a scenario file in scenarios/, the two arms as knob
-//! settings, the metrics, the run count, the patch's table verbatim and
-//! its numbers as [`RefValue`](super::RefValue)s, and optional checks).
-//! Entries are added by the issues that reproduce each seed patch
-//! (reordering, dctcp-rpc, hystart); there are none yet.
+//! to add one (a scenario file in scenarios/, the arms as knob settings,
+//! the metrics, the run count, the patch's table verbatim and its numbers
+//! as [`RefValue`](super::RefValue)s, and optional checks). Each entry's
+//! page in docs/reproductions/ explains its set-up and its result.
 
-use super::Experiment;
+use super::{Arm, Check, Experiment, RefStat, RefValue, Reference};
+use crate::scenario_file;
 
 /// Every registered experiment, in the order `reproduce all` runs them.
-pub static REGISTRY: &[Experiment] = &[];
+pub static REGISTRY: &[Experiment] = &[REORDERING, DCTCP_RPC, HYSTART];
+
+/// "tcp: increase throughput when reordering is high" (v3.12).
+const REORDERING: Experiment = Experiment {
+    name: "reordering",
+    title: "tcp: increase throughput when reordering is high",
+    source: "Yuchung Cheng, net-next 2013, merged in v3.12 (../shared/seeds/tcp-reordering-cwnd-growth.patch.txt)",
+    summary: "Before v3.12 cwnd grew only on ACKs that advanced snd_una (FLAG_DATA_ACKED), and tcp_moderate_cwnd \
+              clamped it in Disorder; v3.12 lets it grow on any forward progress (FLAG_FORWARD_PROGRESS) once \
+              tp->reordering exceeds tcp_reordering. One CUBIC bulk flow, 20 Mbit/s, RTT uniform in 45-55 ms. \
+              Arms: the v3.11 and v3.12 presets (which differ only in the growth rule), and current Linux.",
+    scenario: scenario_file!("reordering-20mbit.toml"),
+    set: &[],
+    arms: &[
+        Arm { name: "v3.11", settings: &["tcp.preset=v3.11"] },
+        Arm { name: "v3.12", settings: &["tcp.preset=v3.12"] },
+        Arm { name: "linux-current", settings: &["tcp.preset=linux-current"] },
+    ],
+    metrics: &[
+        "goodput",
+        "reordering",
+        "reordering_mean",
+        "ca_share.Open",
+        "ca_share.Disorder",
+        "ca_share.Recovery",
+        "ca_share.Loss",
+        "TcpExtTCPSACKReorder",
+        "TcpExtTCPFACKReorder",
+        "TcpExtTCPTSReorder",
+        "TcpExtTCPDSACKUndo",
+        "TcpExtTCPFullUndo",
+        "TcpExtTCPPartialUndo",
+        "TcpExtTCPLossUndo",
+        "TcpExtTCPSackRecovery",
+        "TcpRetransSegs",
+    ],
+    runs: 10,
+    reference: Reference {
+        quote: "Using netperf on a qdisc setup of 20Mbps BW and random RTT from 45ms to\n\
+                55ms (for reordering effect). This change increases TCP throughput\n\
+                by 20 - 25% to near bottleneck BW.",
+        values: &[],
+    },
+    checks: &[Check::RatioOfMedians { metric: "goodput", min: 1.20, max: 1.25 }],
+};
+
+/// "tcp: force cwnd at least 2 in tcp_cwnd_reduction" (not merged; the
+/// stall was fixed on the receiver side instead).
+const DCTCP_RPC: Experiment = Experiment {
+    name: "dctcp-rpc",
+    title: "tcp: force cwnd at least 2 in tcp_cwnd_reduction",
+    source: "Lawrence Brakmo, net-next 2018, not merged (../shared/seeds/tcp-cwnd-reduction-floor.patch.txt)",
+    summary: "With DCTCP, a CE mark on the last packet of a request leaves the sender in CWR with cwnd 1 \
+              (PRR with nothing in flight); the next request's single segment waits for the receiver's \
+              delayed ACK. The patch floors cwnd at 2. Mainline fixed it on the receiver instead: ACK at once \
+              on CWR (ack_on_cwr), and DCTCP's ACK on a CE-state change (current preset). 3 hosts x (bulk, \
+              1 MB RPC, 10 KB RPC) into a 4th, 10 Gbit/s, v4.17.",
+    scenario: scenario_file!("dctcp-rpc.toml"),
+    set: &["run.duration=10s"],
+    arms: &[
+        Arm { name: "cubic", settings: &["flow.*.cc=cubic"] },
+        Arm { name: "dctcp", settings: &[] },
+        Arm { name: "dctcp-floor2", settings: &["tcp.cwnd_reduction_floor=2"] },
+        Arm { name: "dctcp-ack-on-cwr", settings: &["tcp.ack_on_cwr=true"] },
+        Arm { name: "dctcp-current", settings: &["tcp.preset=linux-current"] },
+    ],
+    metrics: &[
+        "rpc.*-1m.p99",
+        "rpc.*-1m.p99.9",
+        "rpc.*-10k.p99",
+        "rpc.*-10k.p99.9",
+        "rpc.*-10k.p50",
+        "TcpExtDelayedACKs",
+        "TcpExtTCPTimeouts",
+        "TcpExtTCPSpuriousRTOs",
+        "TcpRetransSegs",
+    ],
+    runs: 3,
+    reference: Reference {
+        quote: "           Cubic 99%  Cubic 99.9%   dctcp 99%    dctcp 99.9%\n\
+                 1MB RPCs    3.5ms       6.0ms         43ms          208ms\n\
+                10KB RPCs    1.0ms       2.5ms         53ms          212ms\n\
+                ...\n\
+                             dctcp 99%       dctcp 99.9%\n\
+                 1MB RPCs      3.8ms             4.4ms\n\
+                10KB RPCs      168us             211us",
+        values: &[
+            RefValue { arm: "cubic", metric: "rpc.*-1m.p99", stat: RefStat::Median(3_500.0) },
+            RefValue { arm: "cubic", metric: "rpc.*-1m.p99.9", stat: RefStat::Median(6_000.0) },
+            RefValue { arm: "cubic", metric: "rpc.*-10k.p99", stat: RefStat::Median(1_000.0) },
+            RefValue { arm: "cubic", metric: "rpc.*-10k.p99.9", stat: RefStat::Median(2_500.0) },
+            RefValue { arm: "dctcp", metric: "rpc.*-1m.p99", stat: RefStat::Median(43_000.0) },
+            RefValue { arm: "dctcp", metric: "rpc.*-1m.p99.9", stat: RefStat::Median(208_000.0) },
+            RefValue { arm: "dctcp", metric: "rpc.*-10k.p99", stat: RefStat::Median(53_000.0) },
+            RefValue { arm: "dctcp", metric: "rpc.*-10k.p99.9", stat: RefStat::Median(212_000.0) },
+            RefValue { arm: "dctcp-floor2", metric: "rpc.*-1m.p99", stat: RefStat::Median(3_800.0) },
+            RefValue { arm: "dctcp-floor2", metric: "rpc.*-1m.p99.9", stat: RefStat::Median(4_400.0) },
+            RefValue { arm: "dctcp-floor2", metric: "rpc.*-10k.p99", stat: RefStat::Median(168.0) },
+            RefValue { arm: "dctcp-floor2", metric: "rpc.*-10k.p99.9", stat: RefStat::Median(211.0) },
+        ],
+    },
+    checks: &[],
+};
+
+/// "tcp_cubic: refine Hystart delay threshold" (v3.19).
+const HYSTART: Experiment = Experiment {
+    name: "hystart",
+    title: "tcp_cubic: refine Hystart delay threshold",
+    source: "Eric Dumazet, net-next 2014, commit 42eef7a0bb09, merged in v3.19 \
+             (../shared/seeds/tcp-cubic-hystart-delay-threshold.patch.txt)",
+    summary: "HyStart left slow start when the minimum RTT of a round exceeded delay_min + delay_min/16 \
+              (clamped to 4..16 ms): 5 ms at 80 ms RTT, within ordinary RTT noise. v3.19 uses delay_min/8. \
+              One CUBIC bulk flow of 10 s, 80 ms RTT, fq pacing on the sender, on-off RTT noise of 8 ms on the \
+              path; ten independent seeds per arm. Arms: the v3.18 and v3.19 presets (which differ only in the \
+              divisor), and current Linux.",
+    scenario: scenario_file!("hystart-80ms.toml"),
+    set: &[],
+    arms: &[
+        Arm { name: "v3.18 (/16)", settings: &["tcp.preset=v3.18"] },
+        Arm { name: "v3.19 (/8)", settings: &["tcp.preset=v3.19"] },
+        Arm { name: "linux-current", settings: &["tcp.preset=linux-current"] },
+        // Diagnostic arms: delay detection only (hystart_detect = 2), which
+        // isolates the patch's threshold from the ACK-train test.
+        Arm { name: "v3.18 delay-only", settings: &["tcp.preset=v3.18", "tcp.cubic.hystart_detect=2"] },
+        Arm { name: "v3.19 delay-only", settings: &["tcp.preset=v3.19", "tcp.cubic.hystart_detect=2"] },
+    ],
+    metrics: &[
+        "goodput",
+        "TcpExtTCPHystartTrainDetect",
+        "TcpExtTCPHystartTrainCwnd",
+        "TcpExtTCPHystartDelayDetect",
+        "TcpExtTCPHystartDelayCwnd",
+    ],
+    runs: 10,
+    reference: Reference {
+        quote: "With the 6.25 % threshold :\n\
+                THROUGHPUT=20.66 249.38 254.10 14.94 251.92 237.73 19.18 252.89 21.32 15.58\n\
+                TcpExtTCPHystartTrainDetect 2  TcpExtTCPHystartTrainCwnd 4756\n\
+                TcpExtTCPHystartDelayDetect 5  TcpExtTCPHystartDelayCwnd 180\n\
+                With the 12.5 % threshold\n\
+                THROUGHPUT=251.09 247.46 250.92 248.91 250.88 249.84 250.51 254.15 250.62 250.89\n\
+                TcpExtTCPHystartTrainDetect 1  TcpExtTCPHystartTrainCwnd 3175",
+        values: &[
+            RefValue {
+                arm: "v3.18 (/16)",
+                metric: "goodput",
+                stat: RefStat::Runs(&[20.66, 249.38, 254.10, 14.94, 251.92, 237.73, 19.18, 252.89, 21.32, 15.58]),
+            },
+            RefValue {
+                arm: "v3.19 (/8)",
+                metric: "goodput",
+                stat: RefStat::Runs(&[251.09, 247.46, 250.92, 248.91, 250.88, 249.84, 250.51, 254.15, 250.62, 250.89]),
+            },
+            RefValue { arm: "v3.18 (/16)", metric: "TcpExtTCPHystartTrainDetect", stat: RefStat::Total(2.0) },
+            RefValue { arm: "v3.18 (/16)", metric: "TcpExtTCPHystartTrainCwnd", stat: RefStat::Total(4756.0) },
+            RefValue { arm: "v3.18 (/16)", metric: "TcpExtTCPHystartDelayDetect", stat: RefStat::Total(5.0) },
+            RefValue { arm: "v3.18 (/16)", metric: "TcpExtTCPHystartDelayCwnd", stat: RefStat::Total(180.0) },
+            RefValue { arm: "v3.19 (/8)", metric: "TcpExtTCPHystartTrainDetect", stat: RefStat::Total(1.0) },
+            RefValue { arm: "v3.19 (/8)", metric: "TcpExtTCPHystartTrainCwnd", stat: RefStat::Total(3175.0) },
+            RefValue { arm: "v3.19 (/8)", metric: "TcpExtTCPHystartDelayDetect", stat: RefStat::Total(0.0) },
+        ],
+    },
+    checks: &[],
+};
