@@ -67,6 +67,13 @@ enum Cmd {
     Knobs,
     /// List the counters (nstat names) the model keeps.
     Counters,
+    /// Run packetdrill scripts (files or directories, searched for .pkt)
+    /// against the TCP model in virtual time: PATH... [--json] [--verbose]
+    /// [--hz N]. Exit 0 only if no script failed.
+    Packetdrill {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "PATH|FLAG")]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -341,6 +348,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Cmd::Presets => emit(&listing::presets()),
         Cmd::Knobs => emit(&listing::knobs()),
         Cmd::Counters => emit(&listing::counters()),
+        Cmd::Packetdrill { args } => Ok(ExitCode::from(tcplab_packetdrill::cli_main(&args).clamp(0, 255) as u8)),
     }
 }
 
