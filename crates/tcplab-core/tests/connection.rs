@@ -291,3 +291,22 @@ fn test_metrics_cache_carries_ssthresh_and_rtt_to_next_connection() {
     assert!(r.drive_until(100, |r| r.client.state() == TcpState::Established));
     assert_eq!(r.client.info().snd_ssthresh, 0x7fff_ffff);
 }
+
+#[test]
+fn test_time_wait_reacks_a_retransmitted_fin() {
+    let cfg = TcpConfig::default();
+    let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(5));
+    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established && p.server.state() == TcpState::Established));
+    p.client.close();
+    assert!(p.drive_until(1000, |p| p.server.state() == TcpState::CloseWait));
+    p.server.close();
+    assert!(p.drive_until(1000, |p| p.client.state() == TcpState::TimeWait));
+    // The server's FIN again, as if our ACK of it had been lost.
+    let fin = p.log.iter().rev().find(|(_, s, g)| *s == Side::Server && g.flags.fin()).unwrap().2;
+    let now = p.now + Duration::from_millis(1);
+    p.client.handle_segment(now, &fin);
+    let reply = p.client.poll_transmit(now).expect("an ACK");
+    assert!(!reply.flags.rst(), "TIME-WAIT answers a retransmitted FIN with an ACK, not a RST");
+    assert!(reply.flags.ack());
+    assert_eq!(reply.ack, fin.end_seq());
+}

@@ -735,7 +735,8 @@ impl Connection {
             && !seg.ack.before(self.snd_una)
             && !seg.ack.after(self.snd_nxt);
         match self.state {
-            TcpState::Closed | TcpState::TimeWait => self.reset_unexpected(seg),
+            TcpState::Closed => self.reset_unexpected(seg),
+            TcpState::TimeWait => self.rcv_time_wait(seg),
             TcpState::Listen => self.rcv_listen(seg),
             TcpState::SynSent => self.rcv_synsent(now, seg),
             _ => self.rcv_synchronized(now, seg),
@@ -749,6 +750,17 @@ impl Connection {
             self.lrcvtime = self.tp.jiffies;
         }
         self.after_ack_chrono();
+    }
+
+    /// `tcp_timewait_state_process`: a retransmitted FIN (our ACK of it was
+    /// lost) is ACKed again; a RST ends TIME-WAIT; anything else is
+    /// dropped (the model does not reopen from TIME-WAIT).
+    fn rcv_time_wait(&mut self, seg: &SegmentRepr) {
+        if seg.flags.rst() {
+            self.enter_closed();
+        } else if seg.flags.fin() || seg.payload_len > 0 {
+            self.ack_pending = true;
+        }
     }
 
     /// `tcp_v4_send_reset`: answer a segment that makes no sense here.
