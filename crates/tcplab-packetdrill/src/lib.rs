@@ -20,7 +20,7 @@
 //!
 //! The scripts are test data under GPLv2 and are never copied here: tests
 //! and the CLI read them from `../shared/conformance/packetdrill`.
-//! docs/CONFORMANCE-draft.md describes what is supported.
+//! docs/CONFORMANCE.md describes what is supported.
 
 pub mod ast;
 pub mod driver;
