@@ -57,41 +57,7 @@ fn assert_error(o: &Output, needles: &[&str]) {
     assert!(!e.contains("panicked"), "{e}");
 }
 
-const BASE: &str = r#"[run]
-duration = "2s"
-seed = 3
-
-[[node]]
-name = "h1"
-
-[[node]]
-name = "sw"
-kind = "switch"
-
-[[node]]
-name = "h2"
-
-[[link]]
-name = "access"
-a = "h1"
-b = "sw"
-rate = "1Gbit"
-delay = "1us"
-
-[[link]]
-name = "bn"
-a = "sw"
-b = "h2"
-rate = "10Mbit"
-delay = "5ms"
-queue = { limit = "50p" }
-
-[[flow]]
-id = "f1"
-from = "h1"
-to = "h2"
-cc = "cubic"
-"#;
+const BASE: &str = include_str!("../../tcplab-lab/tests/fixtures/small.toml");
 
 /// Writes BASE with one replacement to a file and checks it.
 fn check_variant(dir: &Path, name: &str, from: &str, to: &str) -> (String, Output) {
