@@ -478,3 +478,20 @@ fn test_run_writes_plots_and_pcap() {
     assert_eq!(recs[0].packet.packet.dst, [10, 0, 0, 3]);
     assert!(stderr(&o).contains("wrote 4 pcap file(s)"), "{}", stderr(&o));
 }
+
+// ---- the reordering patch on a short run ---------------------------------------------
+
+/// Issue 5: on a few seconds of the reordering scenario, the v3.12 growth
+/// rule beats the v3.11 one (median goodput over five seeds).
+#[test]
+fn test_reordering_patch_arm_beats_the_old_rule_under_jitter() {
+    let file = repo("scenarios/reordering-20mbit.toml");
+    let o = tcplab(&[
+        "compare", &file, "--a", "tcp.preset=v3.11", "--b", "tcp.preset=v3.12", "--runs", "5", "--set",
+        "run.duration=10s", "--json",
+    ]);
+    assert_ok(&o);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let ratio = v["ratio_of_medians"]["goodput"].as_f64().unwrap();
+    assert!(ratio > 1.0, "v3.12/v3.11 goodput ratio {ratio}");
+}

@@ -310,3 +310,35 @@ fn test_time_wait_reacks_a_retransmitted_fin() {
     assert!(reply.flags.ack());
     assert_eq!(reply.ack, fin.end_seq());
 }
+
+// ---------------------------------------------------------------- pacing rate
+
+#[test]
+fn test_pacing_rate_is_200_percent_in_slow_start_and_120_after() {
+    // tcp_update_pacing_rate: mss · ratio/100 · max(cwnd, packets_out) / srtt.
+    let cfg = TcpConfig::default();
+    let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(10));
+    p.ns_per_byte = 800;
+    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));
+    let check = |i: tcplab_core::TcpInfo, ratio: u64| {
+        let srtt8 = (i.rtt_us as u64) * 8; // tcpi_rtt is srtt_us >> 3
+        let expect = i.snd_mss as u64 * ((1_000_000 / 100) << 3) * ratio * i.snd_cwnd.max(i.unacked) as u64 / srtt8;
+        // tcpi_rtt drops srtt's 3 fractional bits: allow that rounding.
+        let tol = expect / 50 + 1;
+        assert!(i.pacing_rate.abs_diff(expect) <= tol, "ratio {ratio}: {} vs {expect} ({i:?})", i.pacing_rate);
+    };
+    // Slow start (cwnd < ssthresh/2 with ssthresh infinite): 200 %.
+    let i = p.client.info();
+    check(i, 200);
+    // Run into congestion avoidance.
+    for _ in 0..200_000 {
+        p.client.write(1 << 20);
+        p.step();
+        let i = p.client.info();
+        if i.snd_ssthresh < 0x7fff_ffff && i.snd_cwnd >= i.snd_ssthresh / 2 && i.ca_state == CaState::Open {
+            check(i, 120);
+            return;
+        }
+    }
+    panic!("never left slow start");
+}

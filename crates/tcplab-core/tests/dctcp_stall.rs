@@ -83,3 +83,37 @@ fn test_current_linux_has_no_stall() {
     let lat = rpcs(&dctcp("linux-current"), 6, 3);
     assert!(lat.iter().all(|l| *l < Duration::from_millis(2)), "{lat:?}");
 }
+
+/// The DCTCP receiver (v4.18+, `dctcp_ece_ack_update`) ACKs at once when
+/// the CE state of incoming data changes; v4.17 does not (the current
+/// segment waits for the normal delayed-ACK rules).
+#[test]
+fn test_dctcp_receiver_acks_at_once_on_ce_state_change_only_since_v418() {
+    for (preset, immediate) in [("linux-current", true), ("v4.17", false)] {
+        let cfg = dctcp(preset);
+        let mut p = Pair::new(&cfg, &cfg, Duration::from_micros(25));
+        p.ns_per_byte = 1;
+        assert!(p.drive_until(100, |p| p.server.state() == TcpState::Established));
+        // Leave quick-ACK mode with a few full RPC exchanges.
+        for i in 0..4u64 {
+            p.client.write(REQ);
+            assert!(p.drive_until(100_000, |p| p.server_read >= (i + 1) * REQ));
+            p.server.write(RESP);
+            assert!(p.drive_until(100_000, |p| p.client_read >= (i + 1) * RESP));
+        }
+        // One small segment, CE-marked: a change of CE state (0 → 1).
+        p.filter = Box::new(|_, side, seg| if side == Side::Client && seg.payload_len > 0 { Fate::MarkCe } else { Fate::Deliver });
+        let sent_at = p.now;
+        let before = p.log.len();
+        p.client.write(100);
+        assert!(p.drive_until(100_000, |p| p.log[before..].iter().any(|(_, s, g)| *s == Side::Server && g.flags.ack() && g.payload_len == 0)));
+        let (t, _, ack) = p.log[before..].iter().find(|(_, s, g)| *s == Side::Server && g.payload_len == 0).copied().unwrap();
+        assert!(ack.flags.ece(), "{preset}: the ACK echoes the CE mark");
+        let delay = t - sent_at;
+        if immediate {
+            assert!(delay < Duration::from_millis(1), "{preset}: ACK after {delay:?}");
+        } else {
+            assert!(delay >= Duration::from_millis(30), "{preset}: ACK after {delay:?} (delayed ACK expected)");
+        }
+    }
+}
