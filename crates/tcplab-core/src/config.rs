@@ -223,6 +223,9 @@ impl TcpConfig {
                 c.cwnd_growth = if name == "v3.11" { CwndGrowthRule::V3_11 } else { CwndGrowthRule::V3_12 };
                 c.ack_era = AckEra::V3_12;
                 c.tcp_fack = true;
+                // 3.12-3.19 paced at 200 % in every phase; the ss/ca split
+                // came with "tcp: refine pacing rate determination" (4.x).
+                c.tcp_pacing_ca_ratio = 200;
                 c.loss_cwnd_one = true;
                 c.acked_count = if matches!(name, "v3.11" | "v3.12") { AckedCount::PerAck } else { AckedCount::Cumulative };
                 c.congestion_control = c.congestion_control_named("cubic")?;

@@ -126,8 +126,9 @@ const HYSTART: Experiment = Experiment {
     summary: "HyStart left slow start when the minimum RTT of a round exceeded delay_min + delay_min/16 \
               (clamped to 4..16 ms): 5 ms at 80 ms RTT, within ordinary RTT noise. v3.19 uses delay_min/8. \
               One CUBIC bulk flow of 10 s, 80 ms RTT, fq pacing on the sender, on-off RTT noise of 8 ms on the \
-              path; ten independent seeds per arm. Arms: the v3.18 and v3.19 presets (which differ only in the \
-              divisor), and current Linux.",
+              path; ten independent seeds per arm. Arms: the v3.18 and v3.19 presets (which differ in the \
+              divisor and in running 3.18's or 3.19's HyStart code: 3.18 has no HyStart counters), current \
+              Linux, and both eras with delay detection only (hystart_detect = 2).",
     scenario: scenario_file!("hystart-80ms.toml"),
     set: &[],
     arms: &[
