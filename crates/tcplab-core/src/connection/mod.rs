@@ -857,7 +857,12 @@ impl Connection {
     /// Synchronized states, and SYN-RECEIVED (`tcp_rcv_state_process`).
     fn rcv_synchronized(&mut self, now: Instant, seg: &SegmentRepr) {
         // tcp_validate_incoming: PAWS and tcp_sequence.
-        if self.rcv.paws_reject(seg) || !self.rcv.acceptable(seg) {
+        let paws = self.rcv.paws_reject(seg);
+        if paws && !seg.flags.rst() {
+            // LINUX_MIB_PAWSESTABREJECTED
+            self.tp.mib.inc(Mib::TcpExtPAWSEstab);
+        }
+        if paws || !self.rcv.acceptable(seg) {
             if !seg.flags.rst() && self.rcv.on_unacceptable(now, seg, &mut self.tp.mib) {
                 self.ack_pending = true;
             }
