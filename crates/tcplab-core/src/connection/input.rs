@@ -458,6 +458,7 @@ impl Connection {
     }
 
     /// `tcp_sacktag_one`: the per-segment scoreboard update.
+    #[allow(clippy::too_many_arguments)]
     fn sacktag_one(
         &mut self,
         st: &mut SackState,

@@ -1041,10 +1041,8 @@ impl Connection {
             self.cfg.tcp_pacing_ca_ratio as u64
         };
         rate *= self.tp.snd_cwnd.max(self.packets_out) as u64;
-        if srtt > 0 {
-            rate /= srtt;
-        }
-        self.tp.pacing_rate = rate;
+        // With no RTT sample yet the division is skipped, as in the kernel.
+        self.tp.pacing_rate = rate.checked_div(srtt).unwrap_or(rate);
     }
 
     /// Unsent application bytes.

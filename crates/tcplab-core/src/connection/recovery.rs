@@ -52,13 +52,11 @@ impl Connection {
             self.retrans_stamp = 0;
         } else if !self.snd_una.before(self.high_seq) {
             match self.tp.ca_state {
-                CaState::Cwr => {
-                    // CWR must last until something above high_seq is
-                    // acked, so that the CWR bit reached the receiver.
-                    if self.snd_una != self.high_seq {
-                        self.end_cwnd_reduction();
-                        self.set_ca_state(CaState::Open);
-                    }
+                // CWR must last until something above high_seq is acked,
+                // so that the CWR bit reached the receiver.
+                CaState::Cwr if self.snd_una != self.high_seq => {
+                    self.end_cwnd_reduction();
+                    self.set_ca_state(CaState::Open);
                 }
                 CaState::Recovery => {
                     if !self.sack_ok {
@@ -186,10 +184,9 @@ impl Connection {
     /// `tcp_newreno_mark_lost`.
     fn newreno_mark_lost(&mut self, snd_una_advanced: bool) {
         let st = self.tp.ca_state;
-        if (st < CaState::Recovery && self.sacked_out >= self.reordering) || (st == CaState::Recovery && snd_una_advanced) {
-            if self.rtx.head().is_some_and(|h| !h.is(LOST)) {
-                self.mark_skb_lost(0);
-            }
+        let due = (st < CaState::Recovery && self.sacked_out >= self.reordering) || (st == CaState::Recovery && snd_una_advanced);
+        if due && self.rtx.head().is_some_and(|h| !h.is(LOST)) {
+            self.mark_skb_lost(0);
         }
     }
 
