@@ -6,13 +6,16 @@
 //!
 //! Module map (each names the kernel code it follows):
 //! - [`connection`]: the per-socket state machine (tcp_input.c, tcp_output.c,
-//!   tcp_timer.c).
+//!   tcp_timer.c, tcp_recovery.c): ACK processing, the ca_state machine,
+//!   RACK-TLP, the skb send path, the receive half.
 //! - [`cc`]: congestion control behind a `tcp_congestion_ops`-shaped trait
-//!   (tcp_cong.c, tcp_cubic.c, tcp_dctcp.c).
+//!   (tcp_cong.c, tcp_cubic.c with HyStart, tcp_dctcp.c; RFC 9406 HyStart++).
 //! - [`rtt`]: `tcp_rtt_estimator` and the RTO; [`minmax`]: win_minmax.c.
 //! - [`prr`]: `tcp_cwnd_reduction` (RFC 6937).
 //! - [`config`]: sysctls, module parameters and kernel-era presets.
 //! - [`counters`]: MIB counters under their nstat names.
+//! - [`flag`]: tcp_input.c's `FLAG_*` bits; [`metrics`]: tcp_metrics.c's
+//!   per-destination cache; [`time`]: virtual time, jiffies.
 
 pub mod cc;
 pub mod config;
