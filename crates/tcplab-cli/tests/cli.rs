@@ -1,61 +1,11 @@
 //! The `tcplab` binary: exit codes, error messages, overrides, JSON and
 //! traces.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn tcplab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tcplab")).args(args).output().expect("tcplab runs")
-}
-
-fn repo(path: &str) -> String {
-    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A fresh directory for one test, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let d = std::env::temp_dir().join(format!("tcplab-cli-test-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-}
-
-impl std::ops::Deref for Scratch {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Asserts exit code 2 and a stderr message containing every `needle`.
-#[track_caller]
-fn assert_error(o: &Output, needles: &[&str]) {
-    let e = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "exit code; stderr: {e}");
-    assert!(e.starts_with("error: "), "{e}");
-    for n in needles {
-        assert!(e.contains(n), "{n:?} not in {e:?}");
-    }
-    assert!(!e.contains("panicked"), "{e}");
-}
+use common::*;
+use std::path::Path;
+use std::process::Output;
 
 const BASE: &str = include_str!("../../tcplab-lab/tests/fixtures/small.toml");
 

@@ -463,37 +463,8 @@ pub fn join_settings(s: &[Setting]) -> String {
     s.iter().map(Setting::text).collect::<Vec<_>>().join(", ")
 }
 
-/// Text columns: the first left-aligned, numbers right-aligned.
+/// Text columns: the first left-aligned, numbers (also with an exponent)
+/// right-aligned.
 pub fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
-    let n = head.len();
-    let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (i, c) in r.iter().enumerate().take(n) {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    let numeric =
-        |c: &str| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_digit() || ch == '.' || ch == '-' || ch == 'e');
-    let mut line = |cells: Vec<&str>, is_head: bool| {
-        let mut l = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            if i > 0 {
-                l.push_str("  ");
-            }
-            let pad = w[i].saturating_sub(c.chars().count());
-            if !is_head && i > 0 && numeric(c) {
-                l.push_str(&" ".repeat(pad));
-                l.push_str(c);
-            } else {
-                l.push_str(c);
-                l.push_str(&" ".repeat(pad));
-            }
-        }
-        out.push_str(l.trim_end());
-        out.push('\n');
-    };
-    line(head.to_vec(), true);
-    for r in rows {
-        line(r.iter().map(String::as_str).collect(), false);
-    }
+    crate::report::text_table(out, head, rows, true);
 }

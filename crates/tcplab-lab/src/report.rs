@@ -405,6 +405,14 @@ impl BenchReport {
 
 /// Left-aligned text columns, numbers right-aligned.
 fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    text_table(out, head, rows, false);
+}
+
+/// Text columns for people: the first and every non-numeric cell
+/// left-aligned, numbers right-aligned. `sci` also counts a cell written
+/// with an exponent (`1e-3`) as a number. Shared by every table the lab
+/// prints (`run`, `compare`, `sweep`, `reproduce`).
+pub(crate) fn text_table(out: &mut String, head: &[&str], rows: &[Vec<String>], sci: bool) {
     let n = head.len();
     let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
     for r in rows {
@@ -412,7 +420,9 @@ fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
             w[i] = w[i].max(c.chars().count());
         }
     }
-    let numeric = |c: &str| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_digit() || ch == '.' || ch == '-');
+    let numeric = |c: &str| {
+        !c.is_empty() && c.chars().all(|ch| ch.is_ascii_digit() || ch == '.' || ch == '-' || (sci && ch == 'e'))
+    };
     let line = |out: &mut String, cells: &[&str], is_head: bool| {
         let mut l = String::new();
         for (i, c) in cells.iter().enumerate() {

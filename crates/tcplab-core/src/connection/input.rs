@@ -93,7 +93,6 @@ impl Connection {
         let v3 = self.cfg.ack_era == AckEra::V3_12;
         let prior_fackets = if v3 { self.fackets_out() } else { 0 };
         self.v3_prior_unsacked = self.packets_out - self.sacked_out.min(self.packets_out);
-        let prior_in_flight = self.packets_in_flight();
         let prior_lost = self.lost;
 
         if seg.payload_len > 0 {
@@ -135,14 +134,14 @@ impl Connection {
             return Some(flag);
         }
 
-        self.tcp_clean_rtx_queue(now, prior_fack, prior_snd_una, &mut sack, &mut flag, seg);
+        self.tcp_clean_rtx_queue(now, prior_fack, &mut sack, &mut flag);
         let pkts_acked = prior_packets - self.packets_out.min(prior_packets);
         if v3 {
             // 3.x: a non-retransmitted hole filled cumulatively is reordering.
             if sack.reord_pkts < prior_fackets {
                 self.update_reordering_v3(fackets_pre_clean.saturating_sub(sack.reord_pkts), false);
             }
-            return Some(self.tcp_ack_v3_tail(now, ack, flag, pkts_acked, prior_in_flight, prior_delivered, ece));
+            return Some(self.tcp_ack_v3_tail(now, ack, flag, pkts_acked, prior_delivered, ece));
         }
         self.rack_update_reo_wnd(sack.rs_prior_delivered);
         self.process_tlp_ack(ack, flag);
@@ -161,7 +160,7 @@ impl Connection {
 
         let delivered = self.note_delivered(prior_delivered, ece);
         let newly_lost = self.lost.wrapping_sub(prior_lost);
-        self.cong_control(ack, delivered, newly_lost, flag, prior_in_flight);
+        self.cong_control(ack, delivered, newly_lost, flag);
         self.rexmit = rexmit;
         if flag & FLAG_ACKED != 0 {
             // tcp_check_space → tcp_new_space
@@ -180,11 +179,9 @@ impl Connection {
         ack: SeqNum,
         mut flag: u32,
         pkts_acked: u32,
-        prior_in_flight: u32,
         prior_delivered: u32,
         ece: bool,
     ) -> u32 {
-        let _ = prior_in_flight;
         let mut rexmit = Rexmit::None;
         if self.may_raise_cwnd(flag) {
             let acked = match self.cfg.acked_count {
@@ -569,10 +566,8 @@ impl Connection {
         &mut self,
         now: Instant,
         prior_fack: SeqNum,
-        prior_snd_una: SeqNum,
         sack: &mut SackState,
         flag: &mut u32,
-        seg: &SegmentRepr,
     ) {
         let mut first_ackt: Option<Instant> = None;
         let mut last_ackt: Option<Instant> = None;
@@ -681,7 +676,6 @@ impl Connection {
                 }
             }
         }
-        let _ = (prior_snd_una, seg);
 
         self.sync_ca_ctx();
         let sample = AckSample { pkts_acked, rtt_us: rs_rtt_us, in_flight: self.packets_in_flight() };

@@ -548,7 +548,7 @@ impl Connection {
 
     /// `tcp_cong_control`: PRR while reducing, else growth if allowed;
     /// then the pacing rate.
-    pub(super) fn cong_control(&mut self, ack: SeqNum, acked_sacked: u32, newly_lost: u32, flag: u32, _prior_in_flight: u32) {
+    pub(super) fn cong_control(&mut self, ack: SeqNum, acked_sacked: u32, newly_lost: u32, flag: u32) {
         if self.in_cwnd_reduction() {
             self.cwnd_reduction(acked_sacked as i32, newly_lost, flag, self.prr_out == 0);
         } else if self.may_raise_cwnd(flag) {
