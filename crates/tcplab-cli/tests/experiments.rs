@@ -299,7 +299,11 @@ fn test_reproduce_reordering_prints_patch_and_tcplab() {
     let o = tcplab(&["reproduce", "reordering", "--runs", "2"]);
     assert_ok(&o);
     let out = stdout(&o);
-    for needle in ["== reordering: tcp: increase throughput when reordering is high", "The patch reported:", "check: ratio of medians v3.12/v3.11 of goodput"] {
+    for needle in [
+        "== reordering: tcp: increase throughput when reordering is high",
+        "The patch reported:",
+        "check: ratio of medians v3.12/v3.11 of goodput",
+    ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
 }
@@ -435,8 +439,17 @@ fn test_run_writes_plots_and_pcap() {
 fn test_reordering_patch_arm_beats_the_old_rule_under_jitter() {
     let file = repo("scenarios/reordering-20mbit.toml");
     let o = tcplab(&[
-        "compare", &file, "--a", "tcp.preset=v3.11", "--b", "tcp.preset=v3.12", "--runs", "5", "--set",
-        "run.duration=10s", "--json",
+        "compare",
+        &file,
+        "--a",
+        "tcp.preset=v3.11",
+        "--b",
+        "tcp.preset=v3.12",
+        "--runs",
+        "5",
+        "--set",
+        "run.duration=10s",
+        "--json",
     ]);
     assert_ok(&o);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();

@@ -227,7 +227,8 @@ impl TcpConfig {
                 // came with "tcp: refine pacing rate determination" (4.x).
                 c.tcp_pacing_ca_ratio = 200;
                 c.loss_cwnd_one = true;
-                c.acked_count = if matches!(name, "v3.11" | "v3.12") { AckedCount::PerAck } else { AckedCount::Cumulative };
+                c.acked_count =
+                    if matches!(name, "v3.11" | "v3.12") { AckedCount::PerAck } else { AckedCount::Cumulative };
                 c.congestion_control = c.congestion_control_named("cubic")?;
             }
             "v4.17" => {
@@ -251,7 +252,9 @@ impl TcpConfig {
     pub fn congestion_control_named(&self, name: &str) -> Option<CcConfig> {
         let cc = CcConfig::from_name(name)?;
         Some(match (cc, self.preset) {
-            (CcConfig::Cubic(_), "v3.11" | "v3.12" | "v3.18") => CcConfig::Cubic(CubicParams::for_version(CubicVersion::V3_18)),
+            (CcConfig::Cubic(_), "v3.11" | "v3.12" | "v3.18") => {
+                CcConfig::Cubic(CubicParams::for_version(CubicVersion::V3_18))
+            }
             (CcConfig::Cubic(_), "v3.19") => CcConfig::Cubic(CubicParams::v3_19_as_released()),
             (CcConfig::Cubic(_), "v4.17") => CcConfig::Cubic(CubicParams::for_version(CubicVersion::V3_19)),
             (CcConfig::Dctcp(p), "v4.17") => CcConfig::Dctcp(DctcpParams { version: DctcpVersion::V4_17, ..p }),

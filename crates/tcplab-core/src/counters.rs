@@ -125,10 +125,7 @@ impl Counters {
     }
     /// Non-zero counters with their nstat names, in declaration order.
     pub fn nonzero(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        Mib::ALL
-            .iter()
-            .filter(move |m| self.get(**m) != 0)
-            .map(move |m| (m.name(), self.get(*m)))
+        Mib::ALL.iter().filter(move |m| self.get(**m) != 0).map(move |m| (m.name(), self.get(*m)))
     }
     /// Every counter with its nstat name.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {

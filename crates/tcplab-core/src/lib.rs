@@ -33,5 +33,5 @@ pub use config::TcpConfig;
 pub use connection::{Connection, TcpError, TcpInfo, TcpState};
 pub use counters::{Counters, Mib};
 pub use metrics::TcpMetrics;
-pub use time::{Duration, Instant};
 pub use tcplab_wire as wire;
+pub use time::{Duration, Instant};

@@ -18,7 +18,9 @@ fn reno() -> TcpConfig {
 fn test_handshake_negotiates_options() {
     let cfg = TcpConfig::default();
     let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(10));
-    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established && p.server.state() == TcpState::Established));
+    assert!(
+        p.drive_until(100, |p| p.client.state() == TcpState::Established && p.server.state() == TcpState::Established)
+    );
     // SYN at 0, SYN-ACK back at 20 ms, ACK at the server at 30 ms.
     assert_eq!(p.now, Instant::from_millis(30));
     let syn = p.log[0].2;
@@ -194,7 +196,6 @@ fn test_tail_loss_recovered_by_rto_with_backoff() {
     assert_eq!(p.server_read, 10 * 1448);
 }
 
-
 #[test]
 fn test_burst_loss_prr_sends_in_proportion_and_exits_at_ssthresh() {
     // RFC 6937 §3: while pipe > ssthresh, PRR sends ceil(ssthresh ·
@@ -230,13 +231,18 @@ fn test_burst_loss_prr_sends_in_proportion_and_exits_at_ssthresh() {
                 assert_eq!(ssthresh, prior_cwnd / 2, "Reno halves");
                 // Data segments sent during recovery (the ACK that ends it
                 // has not sent anything yet).
-                let sent = p.log[log_at_entry..].iter().filter(|(_, s, g)| *s == Side::Client && g.payload_len > 0).count() as u64;
+                let sent =
+                    p.log[log_at_entry..].iter().filter(|(_, s, g)| *s == Side::Client && g.payload_len > 0).count()
+                        as u64;
                 let delivered = (i.delivered - at_entry.delivered) as u64;
                 let prr = (ssthresh as u64 * delivered).div_ceil(prior_cwnd as u64);
                 // Proportional sending, plus at most the burst's five
                 // packets refilled by the slow-start reduction bound once
                 // pipe fell to ssthresh (RFC 6937 §3.1 PRR-SSRB).
-                assert!(sent >= prr && sent <= prr + 5, "sent {sent}, PRR {prr} (delivered {delivered}, ssthresh {ssthresh}, RecoverFS {prior_cwnd})");
+                assert!(
+                    sent >= prr && sent <= prr + 5,
+                    "sent {sent}, PRR {prr} (delivered {delivered}, ssthresh {ssthresh}, RecoverFS {prior_cwnd})"
+                );
                 assert!(i.unacked - i.sacked - i.lost + i.retrans <= ssthresh);
                 assert_eq!(i.snd_cwnd, ssthresh, "recovery exits with cwnd == ssthresh");
                 assert_eq!(p.client.counters().get(Mib::TcpExtTCPSackRecovery), 1);
@@ -247,7 +253,11 @@ fn test_burst_loss_prr_sends_in_proportion_and_exits_at_ssthresh() {
         }
         before = i;
     }
-    panic!("recovery never ended (entry {entry:?}) {:?} {:?}", p.client.info(), p.client.counters().nonzero().collect::<Vec<_>>());
+    panic!(
+        "recovery never ended (entry {entry:?}) {:?} {:?}",
+        p.client.info(),
+        p.client.counters().nonzero().collect::<Vec<_>>()
+    );
 }
 
 // ---------------------------------------------------------------- tcp_metrics
@@ -265,7 +275,10 @@ fn test_metrics_cache_carries_ssthresh_and_rtt_to_next_connection() {
     for _ in 0..20_000 {
         p.client.write(1 << 20);
         p.step();
-        if p.client.info().snd_ssthresh < 1000 && p.client.ca_state() == CaState::Open && p.now > Instant::from_millis(3000) {
+        if p.client.info().snd_ssthresh < 1000
+            && p.client.ca_state() == CaState::Open
+            && p.now > Instant::from_millis(3000)
+        {
             break;
         }
     }
@@ -296,7 +309,9 @@ fn test_metrics_cache_carries_ssthresh_and_rtt_to_next_connection() {
 fn test_time_wait_reacks_a_retransmitted_fin() {
     let cfg = TcpConfig::default();
     let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(5));
-    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established && p.server.state() == TcpState::Established));
+    assert!(
+        p.drive_until(100, |p| p.client.state() == TcpState::Established && p.server.state() == TcpState::Established)
+    );
     p.client.close();
     assert!(p.drive_until(1000, |p| p.server.state() == TcpState::CloseWait));
     p.server.close();

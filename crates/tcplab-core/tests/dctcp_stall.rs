@@ -31,7 +31,9 @@ fn rpcs(cfg: &TcpConfig, n: usize, marked: usize) -> Vec<Duration> {
         }
         Fate::Deliver
     });
-    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established && p.server.state() == TcpState::Established));
+    assert!(
+        p.drive_until(100, |p| p.client.state() == TcpState::Established && p.server.state() == TcpState::Established)
+    );
     let mut lat = vec![];
     for i in 0..n {
         let start = p.now;
@@ -102,12 +104,17 @@ fn test_dctcp_receiver_acks_at_once_on_ce_state_change_only_since_v418() {
             assert!(p.drive_until(100_000, |p| p.client_read >= (i + 1) * RESP));
         }
         // One small segment, CE-marked: a change of CE state (0 → 1).
-        p.filter = Box::new(|_, side, seg| if side == Side::Client && seg.payload_len > 0 { Fate::MarkCe } else { Fate::Deliver });
+        p.filter = Box::new(
+            |_, side, seg| if side == Side::Client && seg.payload_len > 0 { Fate::MarkCe } else { Fate::Deliver },
+        );
         let sent_at = p.now;
         let before = p.log.len();
         p.client.write(100);
-        assert!(p.drive_until(100_000, |p| p.log[before..].iter().any(|(_, s, g)| *s == Side::Server && g.flags.ack() && g.payload_len == 0)));
-        let (t, _, ack) = p.log[before..].iter().find(|(_, s, g)| *s == Side::Server && g.payload_len == 0).copied().unwrap();
+        assert!(p.drive_until(100_000, |p| p.log[before..]
+            .iter()
+            .any(|(_, s, g)| *s == Side::Server && g.flags.ack() && g.payload_len == 0)));
+        let (t, _, ack) =
+            p.log[before..].iter().find(|(_, s, g)| *s == Side::Server && g.payload_len == 0).copied().unwrap();
         assert!(ack.flags.ece(), "{preset}: the ACK echoes the CE mark");
         let delay = t - sent_at;
         if immediate {

@@ -33,12 +33,8 @@
 //! (2 ms), so the ACK train never continues.
 
 use tcplab_core::cc::cubic::{Cubic, CubicParams, CubicTrace, CubicVersion, UpdatePath};
-use tcplab_core::cc::hystart::{
-    HystartVersion, HYSTART_ACK_TRAIN, HYSTART_DELAY, HYSTART_MIN_SAMPLES,
-};
-use tcplab_core::cc::{
-    AckSample, AnyCc, CaCtx, CcConfig, CongestionOps, PacingStatus, TCP_INFINITE_SSTHRESH,
-};
+use tcplab_core::cc::hystart::{HystartVersion, HYSTART_ACK_TRAIN, HYSTART_DELAY, HYSTART_MIN_SAMPLES};
+use tcplab_core::cc::{AckSample, AnyCc, CaCtx, CcConfig, CongestionOps, PacingStatus, TCP_INFINITE_SSTHRESH};
 use tcplab_core::counters::Mib;
 use tcplab_core::time::Instant;
 use tcplab_core::wire::SeqNum;
@@ -120,12 +116,7 @@ impl Flow {
         set_clock(&mut tp, T0_US);
         let mut cc = AnyCc::new(&CcConfig::Cubic(params));
         cc.init(&mut tp);
-        Flow {
-            cc,
-            tp,
-            cwnd,
-            t_us: T0_US,
-        }
+        Flow { cc, tp, cwnd, t_us: T0_US }
     }
 
     fn cubic(&self) -> &Cubic {
@@ -152,11 +143,7 @@ impl Flow {
         self.tp.snd_cwnd = self.cwnd;
         self.tp.max_packets_out = self.cwnd;
         let _ = self.cubic_mut().take_trace();
-        let sample = AckSample {
-            pkts_acked: 1,
-            rtt_us,
-            in_flight: self.cwnd,
-        };
+        let sample = AckSample { pkts_acked: 1, rtt_us, in_flight: self.cwnd };
         self.cc.pkts_acked(&mut self.tp, &sample);
         self.cc.cong_avoid(&mut self.tp, SeqNum(una), 1);
         self.cubic_mut().take_trace()
@@ -165,10 +152,7 @@ impl Flow {
     /// The next in-round ACK (`snd_una + 1`).
     fn ack(&mut self, t_us: u64, rtt_us: i64) -> CubicTrace {
         let una = self.tp.snd_una.0 + 1;
-        assert!(
-            !SeqNum(una).after(self.tp.snd_nxt),
-            "an in-round ACK stays within the window"
-        );
+        assert!(!SeqNum(una).after(self.tp.snd_nxt), "an in-round ACK stays within the window");
         self.ack_una(t_us, una, rtt_us)
     }
 
@@ -247,10 +231,7 @@ fn check_delay_boundary(label: &str, p: &CubicParams, base_us: i64, thr_us: i64)
     let fire = quiet + unit_us(p);
 
     let (f, exit) = delay_round(p, base_us, quiet, 12);
-    assert_eq!(
-        exit, None,
-        "{label}: curr_rtt = delay_min + thresh does not fire"
-    );
+    assert_eq!(exit, None, "{label}: curr_rtt = delay_min + thresh does not fire");
     assert_eq!(f.cubic().ca().delay_min, to_unit(base_us), "{label}");
     assert_eq!(f.cubic().ca().hystart.curr_rtt, to_unit(quiet), "{label}");
     assert_eq!(f.tp.snd_ssthresh, TCP_INFINITE_SSTHRESH, "{label}");
@@ -260,16 +241,8 @@ fn check_delay_boundary(label: &str, p: &CubicParams, base_us: i64, thr_us: i64)
     assert_eq!(f.cubic().ca().hystart.curr_rtt, to_unit(quiet), "{label}");
 
     let (f, exit) = delay_round(p, base_us, fire, 9);
-    assert_eq!(
-        exit,
-        Some(9),
-        "{label}: one unit above fires on the 9th sample"
-    );
-    assert_eq!(
-        f.cubic().ca().hystart.curr_rtt,
-        to_unit(quiet) + 1,
-        "{label}"
-    );
+    assert_eq!(exit, Some(9), "{label}: one unit above fires on the 9th sample");
+    assert_eq!(f.cubic().ca().hystart.curr_rtt, to_unit(quiet) + 1, "{label}");
     assert_eq!(f.cubic().ca().hystart.found, found_delay(p), "{label}");
     assert_eq!(f.tp.snd_ssthresh, 20, "{label}: ssthresh = cwnd");
 }
@@ -312,11 +285,7 @@ fn delay_exit_boundary_4ms_floor_short_rtt() {
     for (label, p) in eras() {
         check_delay_boundary(label, &p, 20_000, 4_000);
         // Above the unclamped margin but below the floor: no exit.
-        let unclamped = if p.hystart_version == HystartVersion::V3_18 {
-            21_250
-        } else {
-            22_500
-        };
+        let unclamped = if p.hystart_version == HystartVersion::V3_18 { 21_250 } else { 22_500 };
         let (_, exit) = delay_round(&p, 20_000, unclamped + 1_000, 12);
         assert_eq!(exit, None, "{label}: the 4 ms floor applies");
     }
@@ -505,11 +474,7 @@ fn delay_exit_only_in_slow_start() {
             }
             let l = format!("{label}, ssthresh {ssthresh}");
             assert_eq!(f.cubic().ca().epoch_start, 0, "{l}");
-            assert_eq!(
-                f.cubic().ca().delay_min,
-                if ms8 { 160 } else { 20_000 },
-                "{l}"
-            );
+            assert_eq!(f.cubic().ca().delay_min, if ms8 { 160 } else { 20_000 }, "{l}");
             assert_eq!(called, runs, "{l}");
             if runs {
                 assert_eq!(exit, Some(9), "{l}");
@@ -637,11 +602,7 @@ fn ack_train_v3_ms_clock_fires_after_half_delay_min() {
 fn ack_train_gap_above_ack_delta_ends_the_train() {
     for (label, p) in eras() {
         let mut f = Flow::start(p.clone(), 20);
-        let mut at: Vec<u64> = if p.hystart_version.is_ms_clock() {
-            ms(&[1, 2, 5])
-        } else {
-            vec![2_000, 4_001]
-        };
+        let mut at: Vec<u64> = if p.hystart_version.is_ms_clock() { ms(&[1, 2, 5]) } else { vec![2_000, 4_001] };
         at.extend((5..=30).map(|m| m * 1_000));
         at.dedup();
         assert_eq!(train_round(&mut f, &at, 20_000), None, "{label}");

@@ -205,6 +205,11 @@ fn test_dsack_of_spurious_fast_retransmit_restores_cwnd_and_ssthresh() {
         let undone = s.c.info();
         assert_eq!(s.c.counters().get(Mib::TcpExtTCPDSACKUndo), 1, "{era}");
         assert_eq!(undone.snd_ssthresh, prior.snd_ssthresh.max(prior.snd_cwnd * 3 / 4), "{era}: prior ssthresh");
-        assert!(undone.snd_cwnd >= prior.snd_cwnd, "{era}: cwnd {} restored to at least {}", undone.snd_cwnd, prior.snd_cwnd);
+        assert!(
+            undone.snd_cwnd >= prior.snd_cwnd,
+            "{era}: cwnd {} restored to at least {}",
+            undone.snd_cwnd,
+            prior.snd_cwnd
+        );
     }
 }

@@ -8,8 +8,9 @@ use tcplab_core::{TcpConfig, TcpState};
 
 fn established(cfg: &TcpConfig) -> Pair {
     let mut p = Pair::new(cfg, cfg, Duration::from_millis(10));
-    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established
-        && p.server.state() == TcpState::Established));
+    assert!(
+        p.drive_until(100, |p| p.client.state() == TcpState::Established && p.server.state() == TcpState::Established)
+    );
     p.log.clear();
     p
 }

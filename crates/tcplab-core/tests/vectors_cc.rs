@@ -12,9 +12,8 @@ mod cc_vectors;
 use cc_vectors::{load, Checker, Row};
 use tcplab_core::cc::cubic::{cubic_root, Cubic, CubicParams, CubicVersion, UpdatePath};
 use tcplab_core::cc::{
-    tcp_cong_avoid_ai, tcp_cong_avoid_ai_v3_18, tcp_reno_ssthresh, tcp_reno_undo_cwnd,
-    tcp_slow_start, tcp_slow_start_v3_18, tcp_slow_start_v3_19, AckSample, CaCtx, CaEvent, CaState,
-    CongestionOps,
+    tcp_cong_avoid_ai, tcp_cong_avoid_ai_v3_18, tcp_reno_ssthresh, tcp_reno_undo_cwnd, tcp_slow_start,
+    tcp_slow_start_v3_18, tcp_slow_start_v3_19, AckSample, CaCtx, CaEvent, CaState, CongestionOps,
 };
 use tcplab_core::time::Instant;
 use tcplab_core::wire::SeqNum;
@@ -52,10 +51,7 @@ fn test_vectors_reno_helpers() {
             r.line,
             r.s("warn")
         );
-        let mut tp = CaCtx {
-            snd_cwnd: r.u32("cwnd_in"),
-            ..CaCtx::default()
-        };
+        let mut tp = CaCtx { snd_cwnd: r.u32("cwnd_in"), ..CaCtx::default() };
         if let Some(ss) = r.opt_u32("ssthresh") {
             tp.snd_ssthresh = ss;
         }
@@ -140,16 +136,8 @@ fn test_vectors_cubic_recalc_ssthresh() {
         cubic.ca_mut().epoch_start = 12345;
         let ret = cubic.ssthresh(&mut tp);
         ck.eq("ssthresh_ret", r.u32("ssthresh_ret"), ret);
-        ck.eq(
-            "last_max_cwnd_out",
-            r.u32("last_max_cwnd_out"),
-            cubic.ca().last_max_cwnd,
-        );
-        ck.eq_opt(
-            "loss_cwnd_out",
-            r.opt_u32("loss_cwnd_out"),
-            cubic.ca().loss_cwnd,
-        );
+        ck.eq("last_max_cwnd_out", r.u32("last_max_cwnd_out"), cubic.ca().last_max_cwnd);
+        ck.eq_opt("loss_cwnd_out", r.opt_u32("loss_cwnd_out"), cubic.ca().loss_cwnd);
         ck.eq("epoch_start", 0, cubic.ca().epoch_start);
         ck.rows_checked += 1;
     }
@@ -179,11 +167,7 @@ fn check_cubic_state(ck: &mut Checker, r: &Row, cubic: &Cubic, tp: &CaCtx) {
     ck.eq("last_max_cwnd", r.u32("last_max_cwnd"), ca.last_max_cwnd);
     ck.eq("last_cwnd", r.u32("last_cwnd"), ca.last_cwnd);
     ck.eq("last_time", r.u32("last_time"), ca.last_time);
-    ck.eq(
-        "bic_origin_point",
-        r.u32("bic_origin_point"),
-        ca.bic_origin_point,
-    );
+    ck.eq("bic_origin_point", r.u32("bic_origin_point"), ca.bic_origin_point);
     ck.eq("bic_K", r.u32("bic_K"), ca.bic_k);
     ck.eq("delay_min", r.u32("delay_min"), ca.delay_min);
     ck.eq("epoch_start", r.u32("epoch_start"), ca.epoch_start);
@@ -214,11 +198,7 @@ fn run_cubic_update(file: &str, version: CubicVersion) {
     let mut ck = Checker::new(&csv.name);
     for (seq_id, rows) in csv.sequences() {
         let init = rows[0];
-        assert_eq!(
-            init.s("event"),
-            "init",
-            "{file}: {seq_id} does not start with init"
-        );
+        assert_eq!(init.s("event"), "init", "{file}: {seq_id} does not start with init");
         let hz = init.u32("hz");
         let mut tp = CaCtx::default();
         set_clock(&mut tp, init.u32("jiffies"), hz);
@@ -259,11 +239,7 @@ fn run_cubic_update(file: &str, version: CubicVersion) {
                     tp.is_cwnd_limited = true;
                     tp.max_packets_out = tp.snd_cwnd;
                     let _ = cubic.take_trace();
-                    let sample = AckSample {
-                        pkts_acked: acked,
-                        rtt_us: r.i64("rtt_us"),
-                        in_flight: tp.snd_cwnd,
-                    };
+                    let sample = AckSample { pkts_acked: acked, rtt_us: r.i64("rtt_us"), in_flight: tp.snd_cwnd };
                     cubic.pkts_acked(&mut tp, &sample);
                     snd_una += acked.wrapping_mul(MSS);
                     tp.snd_una = snd_una;

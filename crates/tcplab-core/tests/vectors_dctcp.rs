@@ -38,28 +38,12 @@ fn check_state(ck: &mut Checker, r: &Row, d: &Dctcp, version: DctcpVersion) {
     match version {
         DctcpVersion::Current => {
             ck.eq("old_delivered", r.u32("old_delivered"), d.ca.old_delivered);
-            ck.eq(
-                "old_delivered_ce",
-                r.u32("old_delivered_ce"),
-                d.ca.old_delivered_ce,
-            );
+            ck.eq("old_delivered_ce", r.u32("old_delivered_ce"), d.ca.old_delivered_ce);
         }
         DctcpVersion::V4_17 => {
-            ck.eq(
-                "acked_bytes_total",
-                r.u32("acked_bytes_total"),
-                d.ca.acked_bytes_total,
-            );
-            ck.eq(
-                "acked_bytes_ecn",
-                r.u32("acked_bytes_ecn"),
-                d.ca.acked_bytes_ecn,
-            );
-            ck.eq(
-                "prior_snd_una",
-                r.u32("prior_snd_una"),
-                d.ca.prior_snd_una.0,
-            );
+            ck.eq("acked_bytes_total", r.u32("acked_bytes_total"), d.ca.acked_bytes_total);
+            ck.eq("acked_bytes_ecn", r.u32("acked_bytes_ecn"), d.ca.acked_bytes_ecn);
+            ck.eq("prior_snd_una", r.u32("prior_snd_una"), d.ca.prior_snd_una.0);
         }
     }
 }
@@ -71,10 +55,7 @@ fn run_alpha(file: &str, version: DctcpVersion) {
         let init = rows[0];
         assert_eq!(init.s("event"), "init");
         let mut d = Dctcp::new(params(init, version));
-        let mut tp = CaCtx {
-            ecn_ok: true,
-            ..CaCtx::default()
-        };
+        let mut tp = CaCtx { ecn_ok: true, ..CaCtx::default() };
         set_inputs(&mut tp, init, version);
         d.init(&mut tp);
         assert!(!d.is_reno_fallback());
@@ -88,11 +69,7 @@ fn run_alpha(file: &str, version: DctcpVersion) {
             assert_eq!(&params(r, version), d.params());
             set_inputs(&mut tp, r, version);
             let window_end = !tp.snd_una.before(d.ca.next_seq);
-            let flags = if r.has("flags") {
-                r.opt_u32("flags").unwrap_or(0)
-            } else {
-                0
-            };
+            let flags = if r.has("flags") { r.opt_u32("flags").unwrap_or(0) } else { 0 };
             d.in_ack_event(&mut tp, flags);
             ck.eq("window_end", r.u32("window_end"), window_end as u32);
             check_state(&mut ck, r, &d, version);
@@ -126,10 +103,7 @@ fn test_vectors_dctcp_ssthresh() {
         };
         ck.at(r.s("version"), r.s("cwnd"), r.line);
         let mut d = Dctcp::new(DctcpParams::for_version(version));
-        let mut tp = CaCtx {
-            ecn_ok: true,
-            ..CaCtx::default()
-        };
+        let mut tp = CaCtx { ecn_ok: true, ..CaCtx::default() };
         d.init(&mut tp);
         d.ca.dctcp_alpha = r.u32("dctcp_alpha");
         tp.snd_cwnd = r.u32("cwnd");

@@ -41,12 +41,7 @@ fn set_inputs(tp: &mut CaCtx, r: &Row, v6: bool) {
         tp.gso_max_size = r.u32("gso_max_size");
     } else {
         // 3.x HyStart at HZ=1000 reads jiffies_to_msecs(jiffies).
-        assert_eq!(
-            r.u32("now_ms"),
-            tp.jiffies,
-            "line {}: now_ms != jiffies at HZ 1000",
-            r.line
-        );
+        assert_eq!(r.u32("now_ms"), tp.jiffies, "line {}: now_ms != jiffies at HZ 1000", r.line);
         tp.now = Instant::from_millis(r.u64("now_ms"));
     }
     tp.snd_una = SeqNum(r.u32("snd_una"));
@@ -60,11 +55,7 @@ fn check_state(ck: &mut Checker, r: &Row, cubic: &Cubic, tp: &CaCtx) {
     ck.eq("cwnd_out", r.u32("cwnd_out"), tp.snd_cwnd);
     ck.eq("delay_min", r.u32("delay_min"), ca.delay_min);
     ck.eq("curr_rtt", r.u32("curr_rtt"), ca.hystart.curr_rtt);
-    ck.eq(
-        "sample_cnt",
-        r.u32("sample_cnt"),
-        ca.hystart.sample_cnt as u32,
-    );
+    ck.eq("sample_cnt", r.u32("sample_cnt"), ca.hystart.sample_cnt as u32);
     ck.eq("round_start", r.u32("round_start"), ca.hystart.round_start);
     ck.eq("last_ack", r.u32("last_ack"), ca.hystart.last_ack);
     ck.eq("end_seq", r.u32("end_seq"), ca.hystart.end_seq.0);
@@ -87,11 +78,7 @@ fn run_hystart(file: &str, version: CubicVersion) {
     let mut ck = Checker::new(&csv.name);
     for (seq_id, rows) in csv.sequences() {
         let init = rows[0];
-        assert_eq!(
-            init.s("event"),
-            "init",
-            "{file}: {seq_id} does not start with init"
-        );
+        assert_eq!(init.s("event"), "init", "{file}: {seq_id} does not start with init");
         let mut params = CubicParams::for_version(version);
         params.hystart_detect = detect_of(&seq_id);
         assert_eq!(params.hystart_version, version.hystart_version());
@@ -134,11 +121,7 @@ fn run_hystart(file: &str, version: CubicVersion) {
             let acked = r.u32("acked");
             let before = tp.mib.clone();
             let _ = cubic.take_trace();
-            let sample = AckSample {
-                pkts_acked: acked,
-                rtt_us: r.i64("rtt_us"),
-                in_flight: tp.snd_cwnd,
-            };
+            let sample = AckSample { pkts_acked: acked, rtt_us: r.i64("rtt_us"), in_flight: tp.snd_cwnd };
             cubic.pkts_acked(&mut tp, &sample);
             match r.s("event") {
                 "ack" => {
@@ -149,22 +132,11 @@ fn run_hystart(file: &str, version: CubicVersion) {
                 e => panic!("{file}: line {}: unknown event {e}", r.line),
             }
             let trace = cubic.take_trace();
-            ck.eq(
-                "hystart_called",
-                r.u32("hystart_called"),
-                trace.hystart_called as u32,
-            );
-            ck.eq(
-                "round_reset",
-                r.u32("round_reset"),
-                trace.round_resets as u32,
-            );
-            let train = tp.mib.get(Mib::TcpExtTCPHystartTrainDetect)
-                - before.get(Mib::TcpExtTCPHystartTrainDetect);
-            let delay = tp.mib.get(Mib::TcpExtTCPHystartDelayDetect)
-                - before.get(Mib::TcpExtTCPHystartDelayDetect);
-            let cwnd_sum = tp.mib.get(Mib::TcpExtTCPHystartTrainCwnd)
-                - before.get(Mib::TcpExtTCPHystartTrainCwnd)
+            ck.eq("hystart_called", r.u32("hystart_called"), trace.hystart_called as u32);
+            ck.eq("round_reset", r.u32("round_reset"), trace.round_resets as u32);
+            let train = tp.mib.get(Mib::TcpExtTCPHystartTrainDetect) - before.get(Mib::TcpExtTCPHystartTrainDetect);
+            let delay = tp.mib.get(Mib::TcpExtTCPHystartDelayDetect) - before.get(Mib::TcpExtTCPHystartDelayDetect);
+            let cwnd_sum = tp.mib.get(Mib::TcpExtTCPHystartTrainCwnd) - before.get(Mib::TcpExtTCPHystartTrainCwnd)
                 + tp.mib.get(Mib::TcpExtTCPHystartDelayCwnd)
                 - before.get(Mib::TcpExtTCPHystartDelayCwnd);
             ck.eq("mib", r.s("mib"), mib_name(train, delay));

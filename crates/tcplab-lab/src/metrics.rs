@@ -213,7 +213,9 @@ impl Metric {
         };
         let need_trace = || -> Result<()> {
             if sc.sim.trace_interval.is_none() {
-                return Err(err("needs run.trace_interval in the scenario (e.g. --set run.trace_interval=10ms)".into()));
+                return Err(
+                    err("needs run.trace_interval in the scenario (e.g. --set run.trace_interval=10ms)".into()),
+                );
             }
             Ok(())
         };
@@ -357,10 +359,12 @@ impl Metric {
                 None => rep.counters.get(m.name()).copied().unwrap_or(0),
                 Some(_) => flows.iter().map(|&i| rep.flows[i].counters.get(m.name()).copied().unwrap_or(0)).sum(),
             } as f64),
-            Quantity::Reordering => {
-                Ok(flows.iter().filter_map(|&i| result.flows.get(i)).map(|f| f.sender_info.reordering).max().unwrap_or(0)
-                    as f64)
-            }
+            Quantity::Reordering => Ok(flows
+                .iter()
+                .filter_map(|&i| result.flows.get(i))
+                .map(|f| f.sender_info.reordering)
+                .max()
+                .unwrap_or(0) as f64),
             Quantity::ReorderingMean | Quantity::CaShare(_) => {
                 // Time-weighted over the trace rows of the chosen flows.
                 let (mut num, mut den) = (0.0f64, 0.0f64);

@@ -217,11 +217,7 @@ impl std::fmt::Display for Expr {
             Expr::Word(w) => write!(f, "{w}"),
             Expr::Str(s) => write!(f, "\"{s}\""),
             Expr::List(v) | Expr::Braced(v) => {
-                let (o, c) = if matches!(self, Expr::List(_)) {
-                    ('[', ']')
-                } else {
-                    ('{', '}')
-                };
+                let (o, c) = if matches!(self, Expr::List(_)) { ('[', ']') } else { ('{', '}') };
                 write!(f, "{o}")?;
                 for (i, e) in v.iter().enumerate() {
                     if i > 0 {

@@ -135,10 +135,7 @@ pub enum Stop {
 }
 
 fn fail<T>(line: u32, message: impl Into<String>) -> Result<T, Stop> {
-    Err(Stop::Fail {
-        line,
-        message: message.into(),
-    })
+    Err(Stop::Fail { line, message: message.into() })
 }
 
 /// What a run produced.
@@ -170,10 +167,17 @@ struct Socket {
 #[derive(Clone, Copy, Debug)]
 enum BlockKind {
     /// `eor`: `send(..., MSG_EOR)`.
-    Write { remaining: u64, eor: bool },
+    Write {
+        remaining: u64,
+        eor: bool,
+    },
     Connect,
-    Accept { fd: i64 },
-    Read { max: u64 },
+    Accept {
+        fd: i64,
+    },
+    Read {
+        max: u64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -294,12 +298,7 @@ impl<'a> Driver<'a> {
                 self.outq.len()
             ));
         }
-        RunOutput {
-            result,
-            end_us: us(self.now),
-            notes: self.notes,
-            output: self.output,
-        }
+        RunOutput { result, end_us: us(self.now), notes: self.notes, output: self.output }
     }
 
     fn trace(&mut self, s: String) {
@@ -339,10 +338,7 @@ impl<'a> Driver<'a> {
                 if n > 100_000 {
                     return fail(
                         self.cur_line,
-                        format!(
-                            "model error: poll_transmit never returned None at {} sec",
-                            secs(us(self.now))
-                        ),
+                        format!("model error: poll_transmit never returned None at {} sec", secs(us(self.now))),
                     );
                 }
             }
@@ -440,11 +436,7 @@ impl<'a> Driver<'a> {
                 self.now = self.now.max(t);
                 return Ok(Some((t, seg)));
             }
-            let next = self
-                .conn
-                .as_ref()
-                .and_then(|c| c.poll_timeout())
-                .map(|d| d.as_nanos().max(self.now));
+            let next = self.conn.as_ref().and_then(|c| c.poll_timeout()).map(|d| d.as_nanos().max(self.now));
             match next {
                 Some(d) if d <= deadline => self.advance_to(d)?,
                 _ => {
@@ -486,11 +478,8 @@ impl<'a> Driver<'a> {
                 }
             }
             // adjust_relative_event_times
-            let offset = if self.last_event_inbound && inbound {
-                self.last_event_us.unwrap_or(0)
-            } else {
-                us(self.now)
-            };
+            let offset =
+                if self.last_event_inbound && inbound { self.last_event_us.unwrap_or(0) } else { us(self.now) };
             let (start, end) = match ev.time {
                 EventTime::Absolute(t) => (t, t),
                 EventTime::AbsoluteRange(a, b) => (a, b),
@@ -501,10 +490,7 @@ impl<'a> Driver<'a> {
             if ev.time.is_absolute() {
                 if let Some(last) = self.last_absolute_us {
                     if start < last {
-                        return fail(
-                            ev.line,
-                            format!("time goes backward in script from {last} usec to {start} usec"),
-                        );
+                        return fail(ev.line, format!("time goes backward in script from {last} usec to {start} usec"));
                     }
                 }
             }
@@ -517,13 +503,8 @@ impl<'a> Driver<'a> {
                 Action::Syscall(s) => {
                     self.finish_blocking()?;
                     self.wait_for(ev, start, "system call start")?;
-                    let end_us = s.end_usecs.map(|e| {
-                        if matches!(ev.time, EventTime::Relative(_)) {
-                            e + offset
-                        } else {
-                            e
-                        }
-                    });
+                    let end_us =
+                        s.end_usecs.map(|e| if matches!(ev.time, EventTime::Relative(_)) { e + offset } else { e });
                     self.syscall(ev, s, end_us)?;
                 }
                 Action::Command(c) => {
@@ -547,12 +528,7 @@ impl<'a> Driver<'a> {
                         info.snd_ssthresh,
                         info.ca_state
                     ));
-                    self.snapshots.push(Snapshot {
-                        event: idx,
-                        line: ev.line,
-                        info,
-                        state,
-                    });
+                    self.snapshots.push(Snapshot { event: idx, line: ev.line, info, state });
                 }
             }
             self.last_event_us = Some(start);
@@ -599,8 +575,7 @@ impl<'a> Driver<'a> {
             )));
         }
         if h.qdisc == Qdisc::Fq && self.harness.qdisc != Qdisc::Fq {
-            self.notes
-                .push(format!("line {}: qdisc fq set; pacing is not modelled", ev.line));
+            self.notes.push(format!("line {}: qdisc fq set; pacing is not modelled", ev.line));
         }
         let blackhole = h.qdisc == Qdisc::Blackhole;
         if blackhole != (self.harness.qdisc == Qdisc::Blackhole) {
@@ -633,25 +608,12 @@ impl<'a> Driver<'a> {
             self.conn = Some(c);
             self.passive = true;
         }
-        let (sport, dport) = if self.passive {
-            (REMOTE_PORT, LOCAL_PORT)
-        } else {
-            (LOCAL_PORT, CLIENT_PORT)
-        };
+        let (sport, dport) = if self.passive { (REMOTE_PORT, LOCAL_PORT) } else { (LOCAL_PORT, CLIENT_PORT) };
         let flags = matcher::script_flags(&p.flags);
         let ack_field = p.ack.unwrap_or(0);
-        let ack = if flags.ack() {
-            self.map.local_to_live(ack_field)
-        } else {
-            ack_field
-        };
-        let options =
-            matcher::inbound_options(p.options.as_deref().unwrap_or(&[]), &self.map, flags.ack()).map_err(|e| {
-                Stop::Fail {
-                    line: ev.line,
-                    message: format!("error handling packet: {e}"),
-                }
-            })?;
+        let ack = if flags.ack() { self.map.local_to_live(ack_field) } else { ack_field };
+        let options = matcher::inbound_options(p.options.as_deref().unwrap_or(&[]), &self.map, flags.ack())
+            .map_err(|e| Stop::Fail { line: ev.line, message: format!("error handling packet: {e}") })?;
         let ecn = match p.ip {
             Some(IpCheck::Ecn(v)) | Some(IpCheck::Tos(v)) => match v & 3 {
                 1 => Ecn::Ect1,
@@ -710,10 +672,7 @@ impl<'a> Driver<'a> {
         if p.has_flag('S') {
             self.map.local_script_isn = p.seq;
         }
-        let err = |m: String| Stop::Fail {
-            line: ev.line,
-            message: format!("error handling packet: {m}"),
-        };
+        let err = |m: String| Stop::Fail { line: ev.line, message: format!("error handling packet: {m}") };
         let deadline = ns(end.max(us(self.now)) + MISSING_PACKET_US);
         let mut frags: Vec<Actual> = Vec::new();
         let mut sniffed = 0u32;
@@ -760,21 +719,14 @@ impl<'a> Driver<'a> {
         matcher::map_ts_val(p, &mut a, &mut self.map);
         // The TS val tolerance grows with the time since the script start
         // (get_tolerance_usecs), not since the previous event.
-        let ts_tol = self
-            .plan
-            .tolerance_usecs
-            .max((self.plan.tolerance_percent / 100.0 * start as f64) as i64);
+        let ts_tol = self.plan.tolerance_usecs.max((self.plan.tolerance_percent / 100.0 * start as f64) as i64);
         let mc = MatchConfig {
             ts_tick_usecs: self.plan.ts_tick_usecs,
             tolerance_usecs: ts_tol,
             ignore_fields: self.ignore_fields.clone(),
         };
         let dumps = |a: &Actual| {
-            format!(
-                "\nscript packet: {}\nactual packet: {}",
-                matcher::fmt_script(p, start),
-                matcher::fmt_actual(a)
-            )
+            format!("\nscript packet: {}\nactual packet: {}", matcher::fmt_script(p, start), matcher::fmt_actual(a))
         };
         if let Err(e) = matcher::verify(p, &a, &mc) {
             return Err(err(format!("{e}{}", dumps(&a))));
@@ -844,11 +796,7 @@ impl<'a> Driver<'a> {
             // The call is still blocked: nothing but timers can free it now.
             let limit = ns(b.end_us.max(us(self.now)) + MISSING_PACKET_US);
             while self.blocking.as_ref().is_some_and(|x| x.done_ns.is_none()) {
-                let next = self
-                    .conn
-                    .as_ref()
-                    .and_then(|c| c.poll_timeout())
-                    .map(|d| d.as_nanos().max(self.now));
+                let next = self.conn.as_ref().and_then(|c| c.poll_timeout()).map(|d| d.as_nanos().max(self.now));
                 match next {
                     Some(d) if d <= limit => self.advance_to(d)?,
                     _ => break,
@@ -884,10 +832,7 @@ impl<'a> Driver<'a> {
         if b.ret != b.expected {
             return fail(
                 b.line,
-                format!(
-                    "runtime error in {} call: Expected result {} but got {}",
-                    b.name, b.expected, b.ret
-                ),
+                format!("runtime error in {} call: Expected result {} but got {}", b.name, b.expected, b.ret),
             );
         }
         Ok(())
@@ -896,16 +841,9 @@ impl<'a> Driver<'a> {
     fn syscall(&mut self, ev: &Event, s: &SyscallSpec, end_us: Option<i64>) -> Result<(), Stop> {
         let line = ev.line;
         let name = s.name.as_str();
-        let rt = |m: String| Stop::Fail {
-            line,
-            message: format!("runtime error in {name} call: {m}"),
-        };
+        let rt = |m: String| Stop::Fail { line, message: format!("runtime error in {name} call: {m}") };
         let expected = eval_int(&s.result).ok_or_else(|| rt(format!("bad expected result {}", s.result)))?;
-        let fd = if name == "socket" {
-            -1
-        } else {
-            self.arg_int(s, 0, line)?
-        };
+        let fd = if name == "socket" { -1 } else { self.arg_int(s, 0, line)? };
         let sock = self.sockets.iter().find(|x| x.fd == fd).cloned();
         if name != "socket" && sock.is_none() {
             return Err(rt(format!("unable to find socket with script fd {fd}")));
@@ -914,9 +852,7 @@ impl<'a> Driver<'a> {
         let is_conn = sock.as_ref().is_some_and(|x| x.kind == SockKind::Conn);
         let now_s = secs(us(self.now));
         let would_block = |what: &str| {
-            rt(format!(
-                "{what} would block at {now_s} sec (the script does not mark the call as blocking with `...`)"
-            ))
+            rt(format!("{what} would block at {now_s} sec (the script does not mark the call as blocking with `...`)"))
         };
         let trace = format!(
             "{} syscall: {name}({}) expecting {}",
@@ -934,11 +870,7 @@ impl<'a> Driver<'a> {
                 if expected < 0 {
                     return Err(rt(format!("invalid socket fd {expected} in script")));
                 }
-                self.sockets.push(Socket {
-                    fd: expected,
-                    kind: SockKind::New,
-                    nonblocking: false,
-                });
+                self.sockets.push(Socket { fd: expected, kind: SockKind::New, nonblocking: false });
                 (expected, None)
             }
             "bind" => (0, None),
@@ -956,19 +888,11 @@ impl<'a> Driver<'a> {
                 }
                 let ready = self.conn.as_ref().is_some_and(|c| established(c.state())) && self.conn_fd.is_none();
                 if ready {
-                    self.sockets.push(Socket {
-                        fd: expected,
-                        kind: SockKind::Conn,
-                        nonblocking: false,
-                    });
+                    self.sockets.push(Socket { fd: expected, kind: SockKind::Conn, nonblocking: false });
                     self.conn_fd = Some(expected);
                     (expected, None)
                 } else if let Some(end) = end_us {
-                    self.sockets.push(Socket {
-                        fd: expected,
-                        kind: SockKind::Conn,
-                        nonblocking: false,
-                    });
+                    self.sockets.push(Socket { fd: expected, kind: SockKind::Conn, nonblocking: false });
                     self.start_blocking(line, name, BlockKind::Accept { fd: expected }, end, expected, expected);
                     return Ok(());
                 } else if nonblocking {
@@ -1113,11 +1037,7 @@ impl<'a> Driver<'a> {
                         }
                         (0, None)
                     }
-                    other => {
-                        return Err(Stop::Skip(format!(
-                            "line {line}: fcntl command {other} is not modelled"
-                        )))
-                    }
+                    other => return Err(Stop::Skip(format!("line {line}: fcntl command {other} is not modelled"))),
                 }
             }
             "setsockopt" => {
@@ -1214,20 +1134,8 @@ impl<'a> Driver<'a> {
 
     #[allow(clippy::too_many_arguments)]
     fn start_blocking(&mut self, line: u32, name: &str, kind: BlockKind, end_us: i64, expected: i64, ret: i64) {
-        self.trace(format!(
-            "{} blocking {name}() started, expected to return at {}",
-            secs(us(self.now)),
-            secs(end_us)
-        ));
-        self.blocking = Some(Blocking {
-            line,
-            name: name.to_string(),
-            kind,
-            end_us,
-            expected,
-            ret,
-            done_ns: None,
-        });
+        self.trace(format!("{} blocking {name}() started, expected to return at {}", secs(us(self.now)), secs(end_us)));
+        self.blocking = Some(Blocking { line, name: name.to_string(), kind, end_us, expected, ret, done_ns: None });
         self.progress_blocking();
     }
 
@@ -1282,10 +1190,7 @@ impl<'a> Driver<'a> {
                 Ok(()) => {}
                 Err(e @ PyError::Exception { .. }) => return fail(snap.line, format!("error in Python code\n{e}")),
                 Err(PyError::Unsupported(m)) => {
-                    return Err(Stop::Skip(format!(
-                        "line {}: unsupported Python construct: {m}",
-                        snap.line
-                    )))
+                    return Err(Stop::Skip(format!("line {}: unsupported Python construct: {m}", snap.line)))
                 }
             }
         }
@@ -1294,10 +1199,7 @@ impl<'a> Driver<'a> {
 }
 
 fn established(s: TcpState) -> bool {
-    !matches!(
-        s,
-        TcpState::Closed | TcpState::Listen | TcpState::SynSent | TcpState::SynReceived
-    )
+    !matches!(s, TcpState::Closed | TcpState::Listen | TcpState::SynSent | TcpState::SynReceived)
 }
 
 /// Integer value of a system call argument (numbers, symbols, `a|b`).

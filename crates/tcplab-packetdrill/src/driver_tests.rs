@@ -21,12 +21,7 @@ struct FakeSpec {
 
 impl Default for FakeSpec {
     fn default() -> Self {
-        FakeSpec {
-            mss: 1000,
-            write_delays_us: vec![0],
-            extra: Vec::new(),
-            cwnd: 10,
-        }
+        FakeSpec { mss: 1000, write_delays_us: vec![0], extra: Vec::new(), cwnd: 10 }
     }
 }
 
@@ -63,12 +58,7 @@ impl Endpoint for Fake {
         if seg.flags.syn() && self.state == TcpState::Listen {
             self.rcv_nxt = seg.seq + 1;
             let mut s = self.seg(0, 0, TcpFlags::SYN | TcpFlags::ACK);
-            s.options = TcpOptions {
-                mss: Some(1460),
-                sack_permitted: true,
-                wscale: Some(8),
-                ..Default::default()
-            };
+            s.options = TcpOptions { mss: Some(1460), sack_permitted: true, wscale: Some(8), ..Default::default() };
             self.sched.push((self.now, s));
             self.state = TcpState::SynReceived;
             return;
@@ -87,13 +77,7 @@ impl Endpoint for Fake {
     }
     fn poll_transmit(&mut self, now: Instant) -> Option<SegmentRepr> {
         self.now = now.as_nanos();
-        let due = self
-            .sched
-            .iter()
-            .enumerate()
-            .filter(|(_, (t, _))| *t <= self.now)
-            .min_by_key(|(_, (t, _))| *t)?
-            .0;
+        let due = self.sched.iter().enumerate().filter(|(_, (t, _))| *t <= self.now).min_by_key(|(_, (t, _))| *t)?.0;
         let mut seg = self.sched.remove(due).1;
         if seg.flags.ack() {
             seg.ack = self.rcv_nxt;
@@ -101,25 +85,14 @@ impl Endpoint for Fake {
         Some(seg)
     }
     fn poll_timeout(&self) -> Option<Instant> {
-        self.sched
-            .iter()
-            .map(|(t, _)| *t)
-            .filter(|t| *t > self.now)
-            .min()
-            .map(Instant::from_nanos)
+        self.sched.iter().map(|(t, _)| *t).filter(|t| *t > self.now).min().map(Instant::from_nanos)
     }
     fn write(&mut self, bytes: u64) -> u64 {
         let mut left = bytes as u32;
         let mut i = 0;
         while left > 0 {
             let len = left.min(self.spec.mss);
-            let d = self
-                .spec
-                .write_delays_us
-                .get(i)
-                .or(self.spec.write_delays_us.last())
-                .copied()
-                .unwrap_or(0);
+            let d = self.spec.write_delays_us.get(i).or(self.spec.write_delays_us.last()).copied().unwrap_or(0);
             let mut flags = TcpFlags::ACK;
             if len == left {
                 flags.insert(TcpFlags::PSH);
@@ -141,10 +114,7 @@ impl Endpoint for Fake {
     fn close(&mut self) {}
     fn set_nodelay(&mut self, _on: bool) {}
     fn info(&self) -> TcpInfo {
-        TcpInfo {
-            snd_cwnd: self.spec.cwnd,
-            ..TcpInfo::default()
-        }
+        TcpInfo { snd_cwnd: self.spec.cwnd, ..TcpInfo::default() }
     }
     fn state(&self) -> TcpState {
         self.state
@@ -184,10 +154,7 @@ impl EndpointFactory for FakeFactory {
         };
         let mut syn = f.seg(0, 0, TcpFlags::SYN);
         syn.ack = SeqNum(0);
-        syn.options = TcpOptions {
-            mss: Some(1460),
-            ..Default::default()
-        };
+        syn.options = TcpOptions { mss: Some(1460), ..Default::default() };
         f.sched.push((f.now, syn));
         Box::new(f)
     }
@@ -197,10 +164,7 @@ fn run(spec: FakeSpec, src: &str) -> ScriptResult {
     run_source_with(
         src,
         Path::new("inline.pkt"),
-        &RunOptions {
-            verbose: true,
-            ..Default::default()
-        },
+        &RunOptions { verbose: true, ..Default::default() },
         &mut FakeFactory(spec),
     )
 }
@@ -215,10 +179,7 @@ fn assert_fail(r: &ScriptResult, line: u32, needle: &str) {
             assert_eq!(*l, line, "message: {message}");
             assert!(message.contains(needle), "expected `{needle}` in: {message}");
         }
-        other => panic!(
-            "expected a failure at line {line}, got {other:?}; output {:#?}",
-            r.output
-        ),
+        other => panic!("expected a failure at line {line}, got {other:?}; output {:#?}", r.output),
     }
 }
 
@@ -240,10 +201,7 @@ fn handshake(body: &str) -> String {
 
 #[test]
 fn test_listen_handshake_relative_times_pass() {
-    let r = run(
-        FakeSpec::default(),
-        &handshake("+0 write(4, ..., 1000) = 1000\n+0 > P. 1:1001(1000) ack 1\n"),
-    );
+    let r = run(FakeSpec::default(), &handshake("+0 write(4, ..., 1000) = 1000\n+0 > P. 1:1001(1000) ack 1\n"));
     assert_pass(&r);
     assert_eq!(r.duration_virtual.as_micros(), 200_000);
 }
@@ -252,10 +210,7 @@ fn test_listen_handshake_relative_times_pass() {
 fn test_inbound_anchors_to_previous_inbound_script_time() {
     // The data segment leaves at 0.2 + 50 ms; the next inbound at +.01 is
     // relative to "now" (after the outbound event), so at 0.26.
-    let spec = FakeSpec {
-        write_delays_us: vec![50_000],
-        ..FakeSpec::default()
-    };
+    let spec = FakeSpec { write_delays_us: vec![50_000], ..FakeSpec::default() };
     let r = run(
         spec,
         &handshake("+0 write(4, ..., 1000) = 1000\n+.05 > P. 1:1001(1000) ack 1\n+.01 < . 1:1(0) ack 1001 win 200\n"),
@@ -268,29 +223,21 @@ fn test_inbound_anchors_to_previous_inbound_script_time() {
 
 #[test]
 fn test_outbound_joins_back_to_back_segments() {
-    let r = run(
-        FakeSpec::default(),
-        &handshake("+0 write(4, ..., 3500) = 3500\n+0 > P. 1:3501(3500) ack 1\n"),
-    );
+    let r = run(FakeSpec::default(), &handshake("+0 write(4, ..., 3500) = 3500\n+0 > P. 1:3501(3500) ack 1\n"));
     assert_pass(&r);
 }
 
 #[test]
 fn test_outbound_strict_segments_does_not_join() {
-    let src = format!(
-        "--strict_segments\n{}",
-        handshake("+0 write(4, ..., 3000) = 3000\n+0 > P. 1:3001(3000) ack 1\n")
-    );
+    let src =
+        format!("--strict_segments\n{}", handshake("+0 write(4, ..., 3000) = 3000\n+0 > P. 1:3001(3000) ack 1\n"));
     let r = run(FakeSpec::default(), &src);
     assert_fail(&r, 10, "live packet payload: expected 3000 bytes vs actual 1000 bytes");
 }
 
 #[test]
 fn test_outbound_join_overshoot_reports_payload() {
-    let r = run(
-        FakeSpec::default(),
-        &handshake("+0 write(4, ..., 2000) = 2000\n+0 > . 1:1501(1500) ack 1\n"),
-    );
+    let r = run(FakeSpec::default(), &handshake("+0 write(4, ..., 2000) = 2000\n+0 > . 1:1501(1500) ack 1\n"));
     assert_fail(&r, 9, "live packet payload: expected 1500 bytes vs actual 2000 bytes");
 }
 
@@ -301,15 +248,9 @@ fn test_tolerance_edge_inside_and_outside() {
     // Expected at +0 after the write (0.2 s); the gap to the previous
     // event is 0, so the tolerance is the 4 ms floor.
     let body = "+0 write(4, ..., 1000) = 1000\n+0 > P. 1:1001(1000) ack 1\n";
-    let inside = FakeSpec {
-        write_delays_us: vec![4_000],
-        ..FakeSpec::default()
-    };
+    let inside = FakeSpec { write_delays_us: vec![4_000], ..FakeSpec::default() };
     assert_pass(&run(inside, &handshake(body)));
-    let outside = FakeSpec {
-        write_delays_us: vec![4_001],
-        ..FakeSpec::default()
-    };
+    let outside = FakeSpec { write_delays_us: vec![4_001], ..FakeSpec::default() };
     let r = run(outside, &handshake(body));
     assert_fail(
         &r,
@@ -322,49 +263,28 @@ fn test_tolerance_edge_inside_and_outside() {
 fn test_tolerance_grows_with_gap_since_previous_event() {
     // +0.1 after the write: tolerance 12.5 % of 100 ms = 12.5 ms.
     let body = "+0 write(4, ..., 1000) = 1000\n+.1 > P. 1:1001(1000) ack 1\n";
-    let inside = FakeSpec {
-        write_delays_us: vec![112_500],
-        ..FakeSpec::default()
-    };
+    let inside = FakeSpec { write_delays_us: vec![112_500], ..FakeSpec::default() };
     assert_pass(&run(inside, &handshake(body)));
-    let outside = FakeSpec {
-        write_delays_us: vec![112_501],
-        ..FakeSpec::default()
-    };
+    let outside = FakeSpec { write_delays_us: vec![112_501], ..FakeSpec::default() };
     assert_fail(&run(outside, &handshake(body)), 9, "tolerance 0.012500 sec");
-    let early = FakeSpec {
-        write_delays_us: vec![87_499],
-        ..FakeSpec::default()
-    };
+    let early = FakeSpec { write_delays_us: vec![87_499], ..FakeSpec::default() };
     assert_fail(&run(early, &handshake(body)), 9, "but happened at 0.287499 sec");
 }
 
 #[test]
 fn test_tolerance_usecs_option() {
     let body = "+0 write(4, ..., 1000) = 1000\n+0 > P. 1:1001(1000) ack 1\n";
-    let spec = FakeSpec {
-        write_delays_us: vec![9_000],
-        ..FakeSpec::default()
-    };
-    assert_pass(&run(
-        spec.clone(),
-        &format!("--tolerance_usecs=10000\n{}", handshake(body)),
-    ));
+    let spec = FakeSpec { write_delays_us: vec![9_000], ..FakeSpec::default() };
+    assert_pass(&run(spec.clone(), &format!("--tolerance_usecs=10000\n{}", handshake(body))));
     assert_fail(&run(spec, &handshake(body)), 9, "tolerance 0.004000 sec");
 }
 
 #[test]
 fn test_relative_range() {
     let body = "+0 write(4, ..., 1000) = 1000\n+.3~+.31 > P. 1:1001(1000) ack 1\n";
-    let spec = FakeSpec {
-        write_delays_us: vec![305_000],
-        ..FakeSpec::default()
-    };
+    let spec = FakeSpec { write_delays_us: vec![305_000], ..FakeSpec::default() };
     assert_pass(&run(spec, &handshake(body)));
-    let late = FakeSpec {
-        write_delays_us: vec![400_000],
-        ..FakeSpec::default()
-    };
+    let late = FakeSpec { write_delays_us: vec![400_000], ..FakeSpec::default() };
     assert_fail(
         &run(late, &handshake(body)),
         9,
@@ -376,26 +296,15 @@ fn test_relative_range() {
 
 #[test]
 fn test_wrong_field_reports_line_and_packetdrill_wording() {
-    let r = run(
-        FakeSpec::default(),
-        &handshake("+0 write(4, ..., 1000) = 1000\n+0 > P. 2:1002(1000) ack 1\n"),
-    );
-    assert_fail(
-        &r,
-        9,
-        "error handling packet: live packet field tcp_seq: expected: 2 (0x2) vs actual: 1 (0x1)",
-    );
+    let r = run(FakeSpec::default(), &handshake("+0 write(4, ..., 1000) = 1000\n+0 > P. 2:1002(1000) ack 1\n"));
+    assert_fail(&r, 9, "error handling packet: live packet field tcp_seq: expected: 2 (0x2) vs actual: 1 (0x1)");
 }
 
 #[test]
 fn test_wrong_option_value_reports_option() {
     let src = handshake("").replace("wscale 8>", "wscale 7>");
     let r = run(FakeSpec::default(), &src);
-    assert_fail(
-        &r,
-        5,
-        "bad value in outbound TCP option (kind=3): expected: wscale 7 actual: wscale 8",
-    );
+    assert_fail(&r, 5, "bad value in outbound TCP option (kind=3): expected: wscale 7 actual: wscale 8");
 }
 
 #[test]
@@ -413,21 +322,10 @@ fn test_options_wildcard_and_window_check() {
 #[test]
 fn test_ignore_field_diagnostic() {
     let src = handshake("").replace("ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>", "ack 1 win 500 <...>");
-    let opts = RunOptions {
-        ignore_fields: vec!["tcp_window".into()],
-        ..Default::default()
-    };
-    let r = run_source_with(
-        &src,
-        Path::new("inline.pkt"),
-        &opts,
-        &mut FakeFactory(FakeSpec::default()),
-    );
+    let opts = RunOptions { ignore_fields: vec!["tcp_window".into()], ..Default::default() };
+    let r = run_source_with(&src, Path::new("inline.pkt"), &opts, &mut FakeFactory(FakeSpec::default()));
     assert_pass(&r);
-    assert!(r
-        .notes
-        .iter()
-        .any(|n| n.contains("not a packetdrill-conformant result")));
+    assert!(r.notes.iter().any(|n| n.contains("not a packetdrill-conformant result")));
 }
 
 #[test]
@@ -440,35 +338,18 @@ fn test_missing_packet_times_out() {
 fn test_unexpected_early_packet_fails_at_next_expectation() {
     // A spurious retransmission at 0.25 s is seen when the script next
     // expects a packet (at 0.4 s).
-    let spec = FakeSpec {
-        extra: vec![(250_000, 1, 1000, TcpFlags::ACK)],
-        ..FakeSpec::default()
-    };
+    let spec = FakeSpec { extra: vec![(250_000, 1, 1000, TcpFlags::ACK)], ..FakeSpec::default() };
     let r = run(spec, &handshake("+.2 > . 1:1001(1000) ack 1\n"));
-    assert_fail(
-        &r,
-        8,
-        "expected outbound packet at 0.400000 sec but happened at 0.250000 sec",
-    );
+    assert_fail(&r, 8, "expected outbound packet at 0.400000 sec but happened at 0.250000 sec");
 }
 
 #[test]
 fn test_inbound_late_event_is_timing_error() {
-    let spec = FakeSpec {
-        write_delays_us: vec![500_000],
-        ..FakeSpec::default()
-    };
+    let spec = FakeSpec { write_delays_us: vec![500_000], ..FakeSpec::default() };
     // The outbound packet comes at 0.7 (within the 2 s wait but outside
     // tolerance: reported on the outbound line).
-    let r = run(
-        spec,
-        &handshake("+0 write(4, ..., 1000) = 1000\n0.3 > P. 1:1001(1000) ack 1\n"),
-    );
-    assert_fail(
-        &r,
-        9,
-        "expected outbound packet at 0.300000 sec but happened at 0.700000 sec",
-    );
+    let r = run(spec, &handshake("+0 write(4, ..., 1000) = 1000\n0.3 > P. 1:1001(1000) ack 1\n"));
+    assert_fail(&r, 9, "expected outbound packet at 0.300000 sec but happened at 0.700000 sec");
 }
 
 // ---- system calls ----
@@ -478,11 +359,7 @@ fn test_syscall_result_mismatch() {
     let r = run(FakeSpec::default(), &handshake("+0 accept(3, ..., ...) = 5\n"));
     assert_fail(&r, 8, "runtime error in accept call: accept() would block");
     let src = "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 fcntl(3, F_GETFL) = 0x802\n";
-    assert_fail(
-        &run(FakeSpec::default(), src),
-        2,
-        "runtime error in fcntl call: Expected result 2050 but got 2",
-    );
+    assert_fail(&run(FakeSpec::default(), src), 2, "runtime error in fcntl call: Expected result 2050 but got 2");
 }
 
 #[test]
@@ -493,10 +370,7 @@ fn test_nonblocking_connect_einprogress() {
                +0 connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)\n\
                +0 > S 0:0(0) <mss 1460>\n";
     assert_pass(&run(FakeSpec::default(), src));
-    let wrong = src.replace(
-        "EINPROGRESS (Operation now in progress)",
-        "EAGAIN (Resource temporarily unavailable)",
-    );
+    let wrong = src.replace("EINPROGRESS (Operation now in progress)", "EAGAIN (Resource temporarily unavailable)");
     assert_fail(
         &run(FakeSpec::default(), &wrong),
         4,
@@ -529,10 +403,7 @@ fn test_code_block_assert_reports_line_and_message() {
 
 #[test]
 fn test_code_block_print_is_captured() {
-    let r = run(
-        FakeSpec::default(),
-        &handshake("+0 %{ print('cwnd', tcpi_snd_cwnd) }%\n"),
-    );
+    let r = run(FakeSpec::default(), &handshake("+0 %{ print('cwnd', tcpi_snd_cwnd) }%\n"));
     assert_pass(&r);
     assert!(r.output.contains(&"cwnd 10".to_string()), "{:?}", r.output);
 }
@@ -547,10 +418,7 @@ fn test_skip_names_unsupported_construct() {
     };
     let r = run(FakeSpec::default(), &format!("`frobnicate --all`\n{}", handshake("")));
     assert_eq!(reason(r), "unsupported command `frobnicate --all`");
-    let r = run(
-        FakeSpec::default(),
-        &handshake("+0 setsockopt(4, SOL_TCP, TCP_KEEPIDLE, [30], 4) = 0\n"),
-    );
+    let r = run(FakeSpec::default(), &handshake("+0 setsockopt(4, SOL_TCP, TCP_KEEPIDLE, [30], 4) = 0\n"));
     assert!(reason(r).contains("TCP_KEEPIDLE"));
     let r = run(FakeSpec::default(), &handshake("+0 %{ assert tcpi_notsent_bytes > 0 }%\n"));
     assert_eq!(reason(r), "tcp_info field tcpi_notsent_bytes is not in the model's TcpInfo");
@@ -562,9 +430,6 @@ fn test_skip_names_unsupported_construct() {
 
 #[test]
 fn test_parse_error_is_failure_with_line_and_column() {
-    let r = run(
-        FakeSpec::default(),
-        "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 > S 0:0 ack 1\n",
-    );
+    let r = run(FakeSpec::default(), "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 > S 0:0 ack 1\n");
     assert_fail(&r, 2, "12: parse error at 'ack': expected '('");
 }

@@ -68,14 +68,7 @@ impl Harness {
             CcConfig::Cubic(p) => p.clone(),
             _ => CubicParams::default(),
         };
-        Harness {
-            cfg,
-            cubic,
-            qdisc: Qdisc::Default,
-            notes: Vec::new(),
-            script_dir: script_dir.to_path_buf(),
-            depth: 0,
-        }
+        Harness { cfg, cubic, qdisc: Qdisc::Default, notes: Vec::new(), script_dir: script_dir.to_path_buf(), depth: 0 }
     }
 
     /// The configuration for a new connection: the knobs, with the CUBIC
@@ -138,12 +131,7 @@ impl Harness {
                 let Some(target) = &cmd.stdout else {
                     return Ok(());
                 };
-                let value = argv[1..]
-                    .iter()
-                    .filter(|a| !a.starts_with('-'))
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let value = argv[1..].iter().filter(|a| !a.starts_with('-')).cloned().collect::<Vec<_>>().join(" ");
                 if let Some(param) = target.strip_prefix("/sys/module/tcp_cubic/parameters/") {
                     sysctl::apply_cubic_param(&mut self.cubic, param, &value)?;
                     if let CcConfig::Cubic(_) = self.cfg.congestion_control {
@@ -191,20 +179,13 @@ impl Harness {
     }
 
     fn source(&mut self, prog: &str, shown: &str) -> Result<(), String> {
-        let path = if Path::new(prog).is_absolute() {
-            PathBuf::from(prog)
-        } else {
-            self.script_dir.join(prog)
-        };
+        let path = if Path::new(prog).is_absolute() { PathBuf::from(prog) } else { self.script_dir.join(prog) };
         if self.depth > 8 {
             return Err(format!("harness files nested too deeply at `{shown}`"));
         }
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("harness file {} not readable ({e}) for `{shown}`", path.display()))?;
-        let saved = std::mem::replace(
-            &mut self.script_dir,
-            path.parent().map(Path::to_path_buf).unwrap_or_default(),
-        );
+        let saved = std::mem::replace(&mut self.script_dir, path.parent().map(Path::to_path_buf).unwrap_or_default());
         self.depth += 1;
         let r = self.run(&text);
         self.depth -= 1;
@@ -272,11 +253,7 @@ impl Harness {
                             i += 1;
                         }
                         "advmss" => {
-                            advmss = Some(
-                                a.get(i + 1)
-                                    .and_then(|v| v.parse::<u32>().ok())
-                                    .ok_or_else(unsupported)?,
-                            );
+                            advmss = Some(a.get(i + 1).and_then(|v| v.parse::<u32>().ok()).ok_or_else(unsupported)?);
                             i += 2;
                         }
                         "initcwnd" => {
@@ -421,16 +398,10 @@ fn build_command(words: Vec<(String, bool)>, text: String) -> Result<SimpleComma
             continue;
         }
         // Forms: >file, > file, 1>file, 2>file, 2>&1, &>file, >>file
-        let redirect = w
-            .find('>')
-            .map(|p| (w[..p].to_string(), w[p..].trim_start_matches('>').to_string()));
+        let redirect = w.find('>').map(|p| (w[..p].to_string(), w[p..].trim_start_matches('>').to_string()));
         match redirect {
             Some((fd, target)) if fd.is_empty() || fd == "1" || fd == "2" || fd == "&" => {
-                let target = if target.is_empty() {
-                    it.next().map(|(t, _)| t).unwrap_or_default()
-                } else {
-                    target
-                };
+                let target = if target.is_empty() { it.next().map(|(t, _)| t).unwrap_or_default() } else { target };
                 if target.starts_with('&') {
                     continue; // 2>&1
                 }
@@ -474,9 +445,7 @@ fn expand_one(s: &str) -> Result<(usize, String), String> {
         let end = body.find('}').ok_or_else(|| format!("unterminated ${{ in `{s}`"))?;
         (&body[..end], 2 + end + 1)
     } else {
-        let n = s[1..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(s.len() - 1);
+        let n = s[1..].find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(s.len() - 1);
         (&s[1..1 + n], 1 + n)
     };
     match name {
@@ -546,11 +515,7 @@ fn arith(expr: &str) -> Result<i64, String> {
                 while t.get(*i).is_some_and(|c| c.is_ascii_digit()) {
                     *i += 1;
                 }
-                t[s..*i]
-                    .iter()
-                    .collect::<String>()
-                    .parse()
-                    .map_err(|_| "bad number".to_string())
+                t[s..*i].iter().collect::<String>().parse().map_err(|_| "bad number".to_string())
             }
             _ => Err("expected a number".into()),
         }
@@ -578,10 +543,7 @@ mod tests {
     fn test_split_quotes_arith_redirects() {
         let c = split_commands("sysctl -q net.ipv4.tcp_rmem=\"4096 540000 $((15*1024*1024))\"\n# c\nip x > /dev/null 2>&1; echo 3 > /sys/f").unwrap();
         assert_eq!(c.len(), 3);
-        assert_eq!(
-            c[0].argv,
-            vec!["sysctl", "-q", "net.ipv4.tcp_rmem=4096 540000 15728640"]
-        );
+        assert_eq!(c[0].argv, vec!["sysctl", "-q", "net.ipv4.tcp_rmem=4096 540000 15728640"]);
         assert_eq!(c[1].argv, vec!["ip", "x"]);
         assert_eq!(c[1].stdout.as_deref(), Some("/dev/null"));
         assert_eq!(c[2].argv, vec!["echo", "3"]);
@@ -606,8 +568,7 @@ mod tests {
         assert_eq!(e, "unsupported command `frobnicate --now`");
         h.run("tc qdisc replace dev tun0 root pfifo limit 0").unwrap();
         assert_eq!(h.qdisc, Qdisc::Blackhole);
-        h.run("ip route change 192.0.2.1 via 192.168.0.2 dev tun0 advmss 600 mtu lock 640 initcwnd 11")
-            .unwrap();
+        h.run("ip route change 192.0.2.1 via 192.168.0.2 dev tun0 advmss 600 mtu lock 640 initcwnd 11").unwrap();
         assert_eq!((h.cfg.mtu, h.cfg.initcwnd), (640, 11));
     }
 }

@@ -107,13 +107,7 @@ fn is_word_char(c: char) -> bool {
 
 /// Splits a whole script into tokens, ending with [`Tok::Eof`].
 pub fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
-    let mut c = Cursor {
-        chars: src.chars().collect(),
-        pos: 0,
-        line: 1,
-        col: 1,
-        _src: src,
-    };
+    let mut c = Cursor { chars: src.chars().collect(), pos: 0, line: 1, col: 1, _src: src };
     let mut out = Vec::new();
     loop {
         // Whitespace and comments.
@@ -141,11 +135,7 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
                             break;
                         }
                         if c.bump().is_none() {
-                            return Err(LexError {
-                                line: l,
-                                col: co,
-                                message: "unterminated /* comment".into(),
-                            });
+                            return Err(LexError { line: l, col: co, message: "unterminated /* comment".into() });
                         }
                     }
                 }
@@ -154,12 +144,7 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
         }
         let (line, col, start) = (c.line, c.col, c.pos);
         let Some(ch) = c.peek() else {
-            out.push(Token {
-                tok: Tok::Eof,
-                line,
-                col,
-                text: String::new(),
-            });
+            out.push(Token { tok: Tok::Eof, line, col, text: String::new() });
             return Ok(out);
         };
         let tok = if c.starts_with("%{") {
@@ -171,11 +156,7 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
                     break;
                 }
                 if c.bump().is_none() {
-                    return Err(LexError {
-                        line,
-                        col,
-                        message: "unterminated %{ code block (missing }%)".into(),
-                    });
+                    return Err(LexError { line, col, message: "unterminated %{ code block (missing }%)".into() });
                 }
             }
             let body: String = c.chars[body_start..c.pos].iter().collect();
@@ -238,22 +219,10 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
                         Some('n') => s.push('\n'),
                         Some('t') => s.push('\t'),
                         Some(o) => s.push(o),
-                        None => {
-                            return Err(LexError {
-                                line,
-                                col,
-                                message: "unterminated string".into(),
-                            })
-                        }
+                        None => return Err(LexError { line, col, message: "unterminated string".into() }),
                     },
                     Some(o) => s.push(o),
-                    None => {
-                        return Err(LexError {
-                            line,
-                            col,
-                            message: "unterminated string".into(),
-                        })
-                    }
+                    None => return Err(LexError { line, col, message: "unterminated string".into() }),
                 }
             }
             Tok::Str(s)
@@ -273,11 +242,7 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
             c.bump();
             Tok::Punct(ch)
         } else {
-            return Err(LexError {
-                line,
-                col,
-                message: format!("unexpected character '{ch}'"),
-            });
+            return Err(LexError { line, col, message: format!("unexpected character '{ch}'") });
         };
         let text: String = c.chars[start..c.pos].iter().collect();
         out.push(Token { tok, line, col, text });
@@ -373,27 +338,14 @@ mod tests {
         let k = kinds("+0...0.010 connect");
         assert_eq!(
             k,
-            vec![
-                Tok::Punct('+'),
-                Tok::Int(0),
-                Tok::Ellipsis,
-                Tok::Float,
-                Tok::Word("connect".into()),
-                Tok::Eof
-            ]
+            vec![Tok::Punct('+'), Tok::Int(0), Tok::Ellipsis, Tok::Float, Tok::Word("connect".into()), Tok::Eof]
         );
     }
 
     #[test]
     fn test_lex_comments_code_command_option() {
         let k = kinds("--tolerance_usecs=7000 // c\n/* x\ny */ `a\nb` %{ x = 1 }% -1 0x1f");
-        assert_eq!(
-            k[0],
-            Tok::Opt {
-                name: "tolerance_usecs".into(),
-                value: Some("7000".into())
-            }
-        );
+        assert_eq!(k[0], Tok::Opt { name: "tolerance_usecs".into(), value: Some("7000".into()) });
         assert_eq!(k[1], Tok::BackQuoted("a\nb".into()));
         assert_eq!(k[2], Tok::Code(" x = 1 ".into()));
         assert_eq!(k[3], Tok::Int(-1));

@@ -67,10 +67,7 @@ pub fn run_script_with(path: &Path, opts: &RunOptions) -> ScriptResult {
         Ok(src) => run_source(&src, path, opts),
         Err(e) => ScriptResult {
             path: path.to_path_buf(),
-            outcome: Outcome::Fail {
-                line: 0,
-                message: format!("cannot read script: {e}"),
-            },
+            outcome: Outcome::Fail { line: 0, message: format!("cannot read script: {e}") },
             duration_virtual: Duration::ZERO,
             notes: Vec::new(),
             output: Vec::new(),
@@ -101,10 +98,7 @@ pub fn run_source_with(
     let script = match parser::parse(source) {
         Ok(s) => s,
         Err(e) => {
-            result.outcome = Outcome::Fail {
-                line: e.line,
-                message: format!("{}: {}", e.col, e.message),
-            };
+            result.outcome = Outcome::Fail { line: e.line, message: format!("{}: {}", e.col, e.message) };
             return result;
         }
     };
@@ -112,9 +106,7 @@ pub fn run_source_with(
     let mut harness = harness::Harness::new(tcplab_core::TcpConfig::default(), &dir);
     let plan = plan::make_plan(&script, &mut harness);
     if !plan.skips.is_empty() {
-        result.outcome = Outcome::Skipped {
-            reason: plan.skips.join("; "),
-        };
+        result.outcome = Outcome::Skipped { reason: plan.skips.join("; ") };
         result.notes = harness.notes.clone();
         return result;
     }
@@ -138,10 +130,7 @@ pub fn run_source_with(
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            result.outcome = Outcome::Fail {
-                line: 0,
-                message: format!("model panicked: {msg}"),
-            };
+            result.outcome = Outcome::Fail { line: 0, message: format!("model panicked: {msg}") };
         }
     }
     result
@@ -168,10 +157,7 @@ pub fn collect_scripts(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
         } else if p.exists() {
             out.push(p.clone());
         } else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!("{} does not exist", p.display()),
-            ));
+            return Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("{} does not exist", p.display())));
         }
     }
     out.sort();
@@ -191,10 +177,7 @@ pub fn run_paths_with(paths: &[PathBuf], opts: &RunOptions) -> Vec<ScriptResult>
         Ok(scripts) => scripts.iter().map(|p| run_script_with(p, opts)).collect(),
         Err(e) => vec![ScriptResult {
             path: paths.first().cloned().unwrap_or_default(),
-            outcome: Outcome::Fail {
-                line: 0,
-                message: e.to_string(),
-            },
+            outcome: Outcome::Fail { line: 0, message: e.to_string() },
             duration_virtual: Duration::ZERO,
             notes: Vec::new(),
             output: Vec::new(),

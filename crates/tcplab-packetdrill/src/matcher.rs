@@ -42,13 +42,10 @@ pub struct SeqMap {
 
 impl SeqMap {
     pub fn local_to_script(&self, live: u32) -> u32 {
-        live.wrapping_sub(self.local_live_isn)
-            .wrapping_add(self.local_script_isn)
+        live.wrapping_sub(self.local_live_isn).wrapping_add(self.local_script_isn)
     }
     pub fn local_to_live(&self, script: u32) -> u32 {
-        script
-            .wrapping_sub(self.local_script_isn)
-            .wrapping_add(self.local_live_isn)
+        script.wrapping_sub(self.local_script_isn).wrapping_add(self.local_live_isn)
     }
     pub fn remote_to_script(&self, live: u32) -> u32 {
         live.wrapping_sub(self.remote_offset)
@@ -115,9 +112,7 @@ pub fn linux_option_layout(o: &TcpOptions) -> Vec<TcpOpt> {
     if !o.sack_blocks().is_empty() {
         v.push(TcpOpt::Nop);
         v.push(TcpOpt::Nop);
-        v.push(TcpOpt::Sack(
-            o.sack_blocks().iter().map(|b| (b.start.0, b.end.0)).collect(),
-        ));
+        v.push(TcpOpt::Sack(o.sack_blocks().iter().map(|b| (b.start.0, b.end.0)).collect()));
     }
     v
 }
@@ -134,10 +129,7 @@ pub fn inbound_options(opts: &[TcpOpt], map: &SeqMap, ack_present: bool) -> Resu
             TcpOpt::SackOk => o.sack_permitted = true,
             TcpOpt::Sack(blocks) => {
                 for &(l, r) in blocks {
-                    let b = SackBlock {
-                        start: SeqNum(map.local_to_live(l)),
-                        end: SeqNum(map.local_to_live(r)),
-                    };
+                    let b = SackBlock { start: SeqNum(map.local_to_live(l)), end: SeqNum(map.local_to_live(r)) };
                     if !o.push_sack(b) {
                         return Err("more SACK blocks than fit in a TCP option".into());
                     }
@@ -155,11 +147,7 @@ pub fn inbound_options(opts: &[TcpOpt], map: &SeqMap, ack_present: bool) -> Resu
 
 /// Maps a live segment into script space.
 pub fn to_actual(seg: &SegmentRepr, time_us: i64, map: &SeqMap) -> Actual {
-    let ack = if seg.flags.ack() {
-        map.remote_to_script(seg.ack.0)
-    } else {
-        seg.ack.0
-    };
+    let ack = if seg.flags.ack() { map.remote_to_script(seg.ack.0) } else { seg.ack.0 };
     let mut options = linux_option_layout(&seg.options);
     for o in &mut options {
         if let TcpOpt::Sack(blocks) = o {
@@ -245,11 +233,7 @@ pub fn script_flags(flags: &str) -> TcpFlags {
 /// `verify_packet_fragments`: `cur` may be joined after `prev`.
 pub fn check_fragment(prev: &Actual, cur: &Actual, sniffed_before: u32, expected_total: u32) -> Result<(), String> {
     let b = |f: TcpFlags, x: TcpFlags| f.contains(x) as u32;
-    field(
-        "tcp_data_offset",
-        (20 + options_len(&prev.options)) / 4,
-        (20 + options_len(&cur.options)) / 4,
-    )?;
+    field("tcp_data_offset", (20 + options_len(&prev.options)) / 4, (20 + options_len(&cur.options)) / 4)?;
     field("tcp_syn", b(prev.flags, TcpFlags::SYN), b(cur.flags, TcpFlags::SYN))?;
     field("tcp_rst", b(prev.flags, TcpFlags::RST), b(cur.flags, TcpFlags::RST))?;
     field("tcp_ack", b(prev.flags, TcpFlags::ACK), b(cur.flags, TcpFlags::ACK))?;
@@ -312,19 +296,13 @@ pub fn verify(spec: &PacketSpec, a: &Actual, cfg: &MatchConfig) -> Result<(), St
     let script_opts_len = spec.options.as_ref().map(|o| options_len(o)).unwrap_or(0);
     let actual_opts_len = options_len(&a.options);
     let allowance = if spec.options.is_none() { actual_opts_len } else { 0 };
-    chk(
-        "ipv4_total_length",
-        40 + script_opts_len + allowance + spec.payload,
-        40 + actual_opts_len + a.payload,
-    )?;
+    chk("ipv4_total_length", 40 + script_opts_len + allowance + spec.payload, 40 + actual_opts_len + a.payload)?;
     let ecn_bits = a.ecn as u32;
     match spec.ip {
         None => {}
         Some(IpCheck::Ecn(v)) => chk("ip_ecn", v as u32, ecn_bits)?,
         Some(IpCheck::Ect01) if ecn_bits != 1 && ecn_bits != 2 => {
-            return Err(format!(
-                "live packet field ip_ecn: expected: 0x1 or 0x2 vs actual: {ecn_bits:#x}"
-            ));
+            return Err(format!("live packet field ip_ecn: expected: 0x1 or 0x2 vs actual: {ecn_bits:#x}"));
         }
         Some(IpCheck::Ect01) => {}
         // The model has no TOS byte besides ECN.
@@ -332,11 +310,7 @@ pub fn verify(spec: &PacketSpec, a: &Actual, cfg: &MatchConfig) -> Result<(), St
     }
     let b = |x: TcpFlags| a.flags.contains(x) as u32;
     let f = &spec.flags;
-    chk(
-        "tcp_data_offset",
-        (20 + script_opts_len + allowance).div_ceil(4),
-        (20 + actual_opts_len).div_ceil(4),
-    )?;
+    chk("tcp_data_offset", (20 + script_opts_len + allowance).div_ceil(4), (20 + actual_opts_len).div_ceil(4))?;
     chk("tcp_fin", flag_bit(f, 'F'), b(TcpFlags::FIN))?;
     chk("tcp_syn", flag_bit(f, 'S'), b(TcpFlags::SYN))?;
     chk("tcp_rst", flag_bit(f, 'R'), b(TcpFlags::RST))?;
@@ -479,20 +453,9 @@ pub fn fmt_script(spec: &PacketSpec, time_us: i64) -> String {
         Some(IpCheck::Ect01) => "[ect01] ",
         Some(IpCheck::Tos(_)) | None => "",
     };
-    let flags = if spec.flags.is_empty() {
-        "-".to_string()
-    } else {
-        spec.flags.clone()
-    };
-    let mut s = format!(
-        "{:9.6} {}{} {}:{}({})",
-        time_us as f64 / 1e6,
-        ecn,
-        flags,
-        spec.seq,
-        spec.end_seq,
-        spec.payload
-    );
+    let flags = if spec.flags.is_empty() { "-".to_string() } else { spec.flags.clone() };
+    let mut s =
+        format!("{:9.6} {}{} {}:{}({})", time_us as f64 / 1e6, ecn, flags, spec.seq, spec.end_seq, spec.payload);
     if let Some(a) = spec.ack {
         s.push_str(&format!(" ack {a}"));
     }
@@ -512,30 +475,13 @@ mod tests {
     use super::*;
 
     fn actual(seq: u32, payload: u32, flags: TcpFlags) -> Actual {
-        Actual {
-            time_us: 0,
-            flags,
-            seq,
-            ack: 1,
-            window: 100,
-            payload,
-            ecn: Ecn::NotEct,
-            options: vec![],
-        }
+        Actual { time_us: 0, flags, seq, ack: 1, window: 100, payload, ecn: Ecn::NotEct, options: vec![] }
     }
 
     #[test]
     fn test_linux_layout_synack_without_ts() {
-        let o = TcpOptions {
-            mss: Some(1460),
-            sack_permitted: true,
-            wscale: Some(8),
-            ..Default::default()
-        };
-        assert_eq!(
-            fmt_opts(&linux_option_layout(&o)),
-            "mss 1460,nop,nop,sackOK,nop,wscale 8"
-        );
+        let o = TcpOptions { mss: Some(1460), sack_permitted: true, wscale: Some(8), ..Default::default() };
+        assert_eq!(fmt_opts(&linux_option_layout(&o)), "mss 1460,nop,nop,sackOK,nop,wscale 8");
         let o = TcpOptions {
             mss: Some(1460),
             sack_permitted: true,
@@ -543,10 +489,7 @@ mod tests {
             timestamp: Some((5, 0)),
             ..Default::default()
         };
-        assert_eq!(
-            fmt_opts(&linux_option_layout(&o)),
-            "mss 1460,sackOK,TS val 5 ecr 0,nop,wscale 8"
-        );
+        assert_eq!(fmt_opts(&linux_option_layout(&o)), "mss 1460,sackOK,TS val 5 ecr 0,nop,wscale 8");
     }
 
     #[test]
@@ -555,10 +498,7 @@ mod tests {
         let a = actual(1, 1000, ack);
         assert!(check_fragment(&a, &actual(1001, 1000, ack), 1000, 3000).is_ok());
         let e = check_fragment(&a, &actual(1, 1000, ack), 1000, 3000).unwrap_err();
-        assert_eq!(
-            e,
-            "live packet field tcp_seq: expected: 1001 (0x3e9) vs actual: 1 (0x1)"
-        );
+        assert_eq!(e, "live packet field tcp_seq: expected: 1001 (0x3e9) vs actual: 1 (0x1)");
         // A short fragment is allowed only last.
         assert!(check_fragment(&a, &actual(1001, 500, ack), 1000, 1500).is_ok());
         assert!(check_fragment(&a, &actual(1001, 500, ack), 1000, 3000).is_err());

@@ -39,11 +39,7 @@ impl fmt::Display for ParseError {
 
 /// Parses a script.
 pub fn parse(src: &str) -> Result<Script, ParseError> {
-    let toks = tokenize(src).map_err(|e| ParseError {
-        line: e.line,
-        col: e.col,
-        message: e.message,
-    })?;
+    let toks = tokenize(src).map_err(|e| ParseError { line: e.line, col: e.col, message: e.message })?;
     let mut p = Parser { toks, pos: 0 };
     p.script()
 }
@@ -73,23 +69,11 @@ impl Parser {
         t
     }
     fn err_at<T>(&self, t: &Token, msg: impl Into<String>) -> PResult<T> {
-        let shown = if t.tok == Tok::Eof {
-            "end of file".to_string()
-        } else {
-            t.text.clone()
-        };
-        Err(ParseError {
-            line: t.line,
-            col: t.col,
-            message: format!("parse error at '{}': {}", shown, msg.into()),
-        })
+        let shown = if t.tok == Tok::Eof { "end of file".to_string() } else { t.text.clone() };
+        Err(ParseError { line: t.line, col: t.col, message: format!("parse error at '{}': {}", shown, msg.into()) })
     }
     fn semantic<T>(&self, line: u32, col: u32, msg: impl Into<String>) -> PResult<T> {
-        Err(ParseError {
-            line,
-            col,
-            message: format!("semantic error: {}", msg.into()),
-        })
+        Err(ParseError { line, col, message: format!("semantic error: {}", msg.into()) })
     }
     fn is_punct(&self, c: char) -> bool {
         *self.peek_tok() == Tok::Punct(c)
@@ -138,11 +122,7 @@ impl Parser {
         let mut options = Vec::new();
         while let Tok::Opt { name, value } = self.peek_tok().clone() {
             let t = self.next();
-            options.push(HeaderOption {
-                line: t.line,
-                name,
-                value,
-            });
+            options.push(HeaderOption { line: t.line, name, value });
         }
         let init_command = if let Tok::BackQuoted(text) = self.peek_tok().clone() {
             let t = self.next();
@@ -171,12 +151,7 @@ impl Parser {
                 _ => events.push(self.event()?),
             }
         }
-        Ok(Script {
-            options,
-            init_command,
-            events,
-            cleanup_command,
-        })
+        Ok(Script { options, init_command, events, cleanup_command })
     }
 
     fn time_value(&mut self) -> PResult<i64> {
@@ -230,10 +205,7 @@ impl Parser {
             }
             Tok::Code(text) => {
                 self.next();
-                Action::Code(CodeBlock {
-                    text,
-                    text_line: at.line,
-                })
+                Action::Code(CodeBlock { text, text_line: at.line })
             }
             Tok::Ellipsis | Tok::Word(_) => Action::Syscall(self.syscall()?),
             _ => return self.err_at(&at, "expected a packet, system call, `command` or %{ code }%"),
@@ -258,16 +230,8 @@ impl Parser {
 
     fn packet(&mut self) -> PResult<PacketSpec> {
         let dt = self.next();
-        let direction = if dt.tok == Tok::Punct('<') {
-            Direction::Inbound
-        } else {
-            Direction::Outbound
-        };
-        let ip = if self.is_punct('[') || self.is_punct('(') {
-            Some(self.ip_info(direction)?)
-        } else {
-            None
-        };
+        let direction = if dt.tok == Tok::Punct('<') { Direction::Inbound } else { Direction::Outbound };
+        let ip = if self.is_punct('[') || self.is_punct('(') { Some(self.ip_info(direction)?) } else { None };
         if matches!(self.peek_tok(), Tok::Int(_)) && *self.peek2() == Tok::Punct('>') {
             let t = self.peek().clone();
             return self.err_at(&t, "explicit port numbers (src>dst) are not supported");
@@ -368,18 +332,7 @@ impl Parser {
         if win.is_none() && direction == Direction::Inbound {
             return self.semantic(dt.line, dt.col, "window must be specified for inbound packets");
         }
-        Ok(PacketSpec {
-            direction,
-            ip,
-            flags,
-            seq,
-            end_seq,
-            payload,
-            ack,
-            win,
-            urg,
-            options,
-        })
+        Ok(PacketSpec { direction, ip, flags, seq, end_seq, payload, ack, win, urg, options })
     }
 
     fn ip_info(&mut self, direction: Direction) -> PResult<IpCheck> {
@@ -490,14 +443,7 @@ impl Parser {
         if note.is_none() && self.is_punct('(') {
             note = Some(self.note()?);
         }
-        Ok(SyscallSpec {
-            end_usecs,
-            name,
-            args,
-            result,
-            errno,
-            note,
-        })
+        Ok(SyscallSpec { end_usecs, name, args, result, errno, note })
     }
 
     fn note(&mut self) -> PResult<String> {
@@ -609,11 +555,7 @@ mod tests {
     #[test]
     fn test_parse_range_only_for_outbound() {
         let e = parse("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+.1~+.2 < . 1:1(0) ack 1 win 10").unwrap_err();
-        assert!(
-            e.message.contains("time range can only be used with outbound"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains("time range can only be used with outbound"), "{}", e.message);
         assert_eq!(e.line, 2);
     }
 }

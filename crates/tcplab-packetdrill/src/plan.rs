@@ -154,17 +154,11 @@ fn syscalls(script: &Script, plan: &mut Plan) {
                     connection_started = true;
                 }
                 if p.flags.contains('A') || p.flags.chars().any(|c| c.is_ascii_digit()) {
-                    plan.skip(format!(
-                        "line {}: AccECN flags (AE, ACE field) are not modelled",
-                        ev.line
-                    ));
+                    plan.skip(format!("line {}: AccECN flags (AE, ACE field) are not modelled", ev.line));
                 }
                 if let Some(IpCheck::Tos(t)) = p.ip {
                     if t & 0xfc != 0 {
-                        plan.skip(format!(
-                            "line {}: TOS byte checks beyond the ECN bits are not modelled",
-                            ev.line
-                        ));
+                        plan.skip(format!("line {}: TOS byte checks beyond the ECN bits are not modelled", ev.line));
                     }
                 }
                 if let Some(opts) = &p.options {
@@ -268,10 +262,7 @@ fn code_blocks(script: &Script, plan: &mut Plan) {
         let parsed = python::parse_program(c.text.trim());
         match &parsed {
             Err(PyError::Unsupported(m)) => {
-                plan.skip(format!(
-                    "line {}: unsupported Python construct in %{{ }}%: {m}",
-                    ev.line
-                ));
+                plan.skip(format!("line {}: unsupported Python construct in %{{ }}%: {m}", ev.line));
             }
             Err(_) => {}
             Ok(p) => {
@@ -283,10 +274,7 @@ fn code_blocks(script: &Script, plan: &mut Plan) {
                 // Names a block assigns are its own variables afterwards.
                 for line in c.text.split(['\n', ';']) {
                     if let Some((lhs, _)) = line.split_once('=') {
-                        let lhs = lhs
-                            .trim()
-                            .trim_end_matches(['+', '-', '*', '/', '%', '&', '|', '^'])
-                            .trim();
+                        let lhs = lhs.trim().trim_end_matches(['+', '-', '*', '/', '%', '&', '|', '^']).trim();
                         if lhs.chars().all(|ch| ch.is_alphanumeric() || ch == '_') && !lhs.is_empty() {
                             assigned.insert(lhs.to_string());
                         }
@@ -304,11 +292,7 @@ fn code_blocks(script: &Script, plan: &mut Plan) {
 /// Builds the plan; the init and cleanup commands are run on `harness`
 /// (the cleanup on a copy, for its skip reasons only).
 pub fn make_plan(script: &Script, harness: &mut Harness) -> Plan {
-    let mut plan = Plan {
-        tolerance_usecs: 4000,
-        tolerance_percent: 12.5,
-        ..Plan::default()
-    };
+    let mut plan = Plan { tolerance_usecs: 4000, tolerance_percent: 12.5, ..Plan::default() };
     header_options(script, &mut plan);
     if let Some(c) = &script.init_command {
         if let Err(e) = harness.run(&c.text) {

@@ -45,10 +45,7 @@ pub enum PyError {
 
 impl PyError {
     fn exc(kind: &str, message: impl Into<String>) -> PyError {
-        PyError::Exception {
-            kind: kind.to_string(),
-            message: message.into(),
-        }
+        PyError::Exception { kind: kind.to_string(), message: message.into() }
     }
     fn type_err(message: impl Into<String>) -> PyError {
         PyError::exc("TypeError", message)
@@ -265,9 +262,7 @@ fn lex(src: &str) -> Result<Vec<PTok>, PyError> {
             }
             let text: String = chars[start..i].iter().filter(|c| **c != '_').collect();
             if is_float {
-                let v: f64 = text
-                    .parse()
-                    .map_err(|_| PyError::exc("SyntaxError", format!("invalid number {text}")))?;
+                let v: f64 = text.parse().map_err(|_| PyError::exc("SyntaxError", format!("invalid number {text}")))?;
                 out.push(PTok::Float(v));
             } else {
                 let v: i128 = text
@@ -405,11 +400,7 @@ const KEYWORDS_UNSUPPORTED: &[&str] = &[
 /// Parses a `%{ }%` block.
 pub fn parse_program(src: &str) -> Result<Program, PyError> {
     let toks = lex(src)?;
-    let mut p = PParser {
-        toks,
-        pos: 0,
-        reads: Vec::new(),
-    };
+    let mut p = PParser { toks, pos: 0, reads: Vec::new() };
     let mut stmts = Vec::new();
     loop {
         match p.peek() {
@@ -605,11 +596,7 @@ impl PParser {
         next: fn(&mut PParser) -> Result<PExpr, PyError>,
     ) -> Result<PExpr, PyError> {
         let mut e = next(self)?;
-        while let Some(op) = ops
-            .iter()
-            .find(|o| matches!(self.peek(), PTok::Op(x) if x == *o))
-            .copied()
-        {
+        while let Some(op) = ops.iter().find(|o| matches!(self.peek(), PTok::Op(x) if x == *o)).copied() {
             self.pos += 1;
             let r = next(self)?;
             e = PExpr::Binary(op, Box::new(e), Box::new(r));
@@ -793,10 +780,7 @@ impl Interpreter {
                             Some(m) => self.eval(m)?.to_str(),
                             None => String::new(),
                         };
-                        return Err(PyError::Exception {
-                            kind: "AssertionError".into(),
-                            message,
-                        });
+                        return Err(PyError::Exception { kind: "AssertionError".into(), message });
                     }
                 }
             }
@@ -820,10 +804,7 @@ impl Interpreter {
     }
 
     fn lookup(&self, n: &str) -> Result<Value, PyError> {
-        self.globals
-            .get(n)
-            .cloned()
-            .ok_or_else(|| PyError::exc("NameError", format!("name '{n}' is not defined")))
+        self.globals.get(n).cloned().ok_or_else(|| PyError::exc("NameError", format!("name '{n}' is not defined")))
     }
 
     fn eval(&mut self, e: &PExpr) -> Result<Value, PyError> {
@@ -864,10 +845,7 @@ impl Interpreter {
                     ("+", _) if v.as_int().is_some() => Value::Int(v.as_int().unwrap_or(0)),
                     ("~", _) if v.as_int().is_some() => Value::Int(!v.as_int().unwrap_or(0)),
                     _ => {
-                        return Err(PyError::type_err(format!(
-                            "bad operand type for unary {op}: '{}'",
-                            v.type_name()
-                        )))
+                        return Err(PyError::type_err(format!("bad operand type for unary {op}: '{}'", v.type_name())))
                     }
                 }
             }
@@ -898,10 +876,7 @@ impl Interpreter {
         let one = |args: &[Value]| -> Result<Value, PyError> {
             match args {
                 [v] => Ok(v.clone()),
-                _ => Err(PyError::type_err(format!(
-                    "{f}() takes exactly one argument ({} given)",
-                    args.len()
-                ))),
+                _ => Err(PyError::type_err(format!("{f}() takes exactly one argument ({} given)", args.len()))),
             }
         };
         Ok(match f {
@@ -922,55 +897,35 @@ impl Interpreter {
                     PyError::type_err(format!("int() argument must be a number, not '{}'", v.type_name()))
                 })?),
             },
-            "float" => {
-                match one(&args)? {
-                    Value::Str(s) => Value::Float(s.trim().parse().map_err(|_| {
-                        PyError::exc("ValueError", format!("could not convert string to float: '{s}'"))
-                    })?),
-                    v => Value::Float(
-                        v.as_f64()
-                            .ok_or_else(|| PyError::type_err("float() argument must be a number"))?,
-                    ),
-                }
-            }
+            "float" => match one(&args)? {
+                Value::Str(s) => Value::Float(
+                    s.trim()
+                        .parse()
+                        .map_err(|_| PyError::exc("ValueError", format!("could not convert string to float: '{s}'")))?,
+                ),
+                v => Value::Float(v.as_f64().ok_or_else(|| PyError::type_err("float() argument must be a number"))?),
+            },
             "abs" => match one(&args)? {
                 Value::Float(v) => Value::Float(v.abs()),
                 v => Value::Int(checked(
-                    v.as_int()
-                        .ok_or_else(|| PyError::type_err("bad operand type for abs()"))?
-                        .checked_abs(),
+                    v.as_int().ok_or_else(|| PyError::type_err("bad operand type for abs()"))?.checked_abs(),
                 )?),
             },
             "hex" => {
-                let v = one(&args)?
-                    .as_int()
-                    .ok_or_else(|| PyError::type_err("hex() needs an integer"))?;
-                Value::Str(if v < 0 {
-                    format!("-0x{:x}", -v)
-                } else {
-                    format!("0x{v:x}")
-                })
+                let v = one(&args)?.as_int().ok_or_else(|| PyError::type_err("hex() needs an integer"))?;
+                Value::Str(if v < 0 { format!("-0x{:x}", -v) } else { format!("0x{v:x}") })
             }
             "len" => match one(&args)? {
                 Value::Str(s) => Value::Int(s.chars().count() as i128),
                 Value::Tuple(t) => Value::Int(t.len() as i128),
-                v => {
-                    return Err(PyError::type_err(format!(
-                        "object of type '{}' has no len()",
-                        v.type_name()
-                    )))
-                }
+                v => return Err(PyError::type_err(format!("object of type '{}' has no len()", v.type_name()))),
             },
             "round" => match args.as_slice() {
                 [v] => {
                     let x = v.as_f64().ok_or_else(|| PyError::type_err("round() needs a number"))?;
                     // Python rounds half to even.
                     let r = x.round();
-                    let r = if (x - x.trunc()).abs() == 0.5 && r % 2.0 != 0.0 {
-                        r - x.signum()
-                    } else {
-                        r
-                    };
+                    let r = if (x - x.trunc()).abs() == 0.5 && r % 2.0 != 0.0 { r - x.signum() } else { r };
                     Value::Int(r as i128)
                 }
                 _ => return Err(PyError::Unsupported("round() with ndigits".into())),
@@ -985,11 +940,7 @@ impl Interpreter {
                     best = Some(match best {
                         None => v,
                         Some(b) => {
-                            let better = if f == "min" {
-                                compare("<", &v, &b)?
-                            } else {
-                                compare(">", &v, &b)?
-                            };
+                            let better = if f == "min" { compare("<", &v, &b)? } else { compare(">", &v, &b)? };
                             if better {
                                 v
                             } else {
@@ -1002,10 +953,7 @@ impl Interpreter {
             }
             _ => {
                 if self.globals.contains_key(f) {
-                    return Err(PyError::type_err(format!(
-                        "'{}' object is not callable",
-                        self.globals[f].type_name()
-                    )));
+                    return Err(PyError::type_err(format!("'{}' object is not callable", self.globals[f].type_name())));
                 }
                 return Err(PyError::exc("NameError", format!("name '{f}' is not defined")));
             }
@@ -1057,11 +1005,7 @@ fn binop(op: &str, l: Value, r: Value) -> Result<Value, PyError> {
         }
     }
     let bad = || {
-        PyError::type_err(format!(
-            "unsupported operand type(s) for {op}: '{}' and '{}'",
-            l.type_name(),
-            r.type_name()
-        ))
+        PyError::type_err(format!("unsupported operand type(s) for {op}: '{}' and '{}'", l.type_name(), r.type_name()))
     };
     if let (Some(a), Some(b)) = (l.as_int(), r.as_int()) {
         return Ok(match op {
@@ -1237,27 +1181,21 @@ fn percent_format(fmt: &str, args: &Value) -> Result<String, PyError> {
             out.push('%');
             continue;
         }
-        let arg = next
-            .next()
-            .ok_or_else(|| PyError::type_err("not enough arguments for format string"))?;
+        let arg = next.next().ok_or_else(|| PyError::type_err("not enough arguments for format string"))?;
         let body = match conv {
             'd' | 'i' | 'u' => {
                 let v = match &arg {
                     Value::Float(f) => *f as i128,
                     v => v.as_int().ok_or_else(|| {
-                        PyError::type_err(format!(
-                            "%{conv} format: a real number is required, not {}",
-                            arg.type_name()
-                        ))
+                        PyError::type_err(format!("%{conv} format: a real number is required, not {}", arg.type_name()))
                     })?,
                 };
                 let s = v.abs().to_string();
                 sign_prefix(v < 0, &flags) + &s
             }
             'x' | 'X' | 'o' => {
-                let v = arg
-                    .as_int()
-                    .ok_or_else(|| PyError::type_err(format!("%{conv} format: an integer is required")))?;
+                let v =
+                    arg.as_int().ok_or_else(|| PyError::type_err(format!("%{conv} format: an integer is required")))?;
                 let mut s = match conv {
                     'x' => format!("{:x}", v.abs()),
                     'X' => format!("{:X}", v.abs()),
@@ -1302,18 +1240,9 @@ fn percent_format(fmt: &str, args: &Value) -> Result<String, PyError> {
             'r' => arg.repr(),
             'c' => match &arg {
                 Value::Str(s) => s.clone(),
-                v => v
-                    .as_int()
-                    .and_then(|c| char::from_u32(c as u32))
-                    .map(String::from)
-                    .unwrap_or_default(),
+                v => v.as_int().and_then(|c| char::from_u32(c as u32)).map(String::from).unwrap_or_default(),
             },
-            other => {
-                return Err(PyError::exc(
-                    "ValueError",
-                    format!("unsupported format character '{other}'"),
-                ))
-            }
+            other => return Err(PyError::exc("ValueError", format!("unsupported format character '{other}'"))),
         };
         let w: usize = width.parse().unwrap_or(0);
         let len = body.chars().count();
@@ -1323,11 +1252,7 @@ fn percent_format(fmt: &str, args: &Value) -> Result<String, PyError> {
             out.push_str(&body);
             out.push_str(&" ".repeat(w - len));
         } else if flags.contains('0') && "diuxXofFeEgG".contains(conv) {
-            let (sign, digits) = if body.starts_with(['-', '+', ' ']) {
-                body.split_at(1)
-            } else {
-                ("", body.as_str())
-            };
+            let (sign, digits) = if body.starts_with(['-', '+', ' ']) { body.split_at(1) } else { ("", body.as_str()) };
             out.push_str(sign);
             out.push_str(&"0".repeat(w - len));
             out.push_str(digits);
@@ -1337,9 +1262,7 @@ fn percent_format(fmt: &str, args: &Value) -> Result<String, PyError> {
         }
     }
     if next.next().is_some() {
-        return Err(PyError::type_err(
-            "not all arguments converted during string formatting",
-        ));
+        return Err(PyError::type_err("not all arguments converted during string formatting"));
     }
     Ok(out)
 }
@@ -1388,10 +1311,7 @@ mod tests {
     #[test]
     fn test_percent_formatting() {
         assert_eq!(ev("'cwnd=%d' % 10"), Value::Str("cwnd=10".into()));
-        assert_eq!(
-            ev("'a: %d b: %s c: %05.1f' % (1, 'x', 2.75)"),
-            Value::Str("a: 1 b: x c: 002.8".into())
-        );
+        assert_eq!(ev("'a: %d b: %s c: %05.1f' % (1, 'x', 2.75)"), Value::Str("a: 1 b: x c: 002.8".into()));
         assert_eq!(ev("'%x|%-4d|' % (255, 7)"), Value::Str("ff|7   |".into()));
     }
 
@@ -1400,11 +1320,8 @@ mod tests {
         let mut i = Interpreter::new();
         i.set("tcpi_snd_cwnd", Value::Int(36));
         i.exec("cwnd = 35").unwrap();
-        i.exec("cwnd += 1; assert tcpi_snd_cwnd == cwnd, tcpi_snd_cwnd")
-            .unwrap();
-        let e = i
-            .exec("print(tcpi_snd_cwnd); assert tcpi_snd_cwnd == 48, tcpi_snd_cwnd")
-            .unwrap_err();
+        i.exec("cwnd += 1; assert tcpi_snd_cwnd == cwnd, tcpi_snd_cwnd").unwrap();
+        let e = i.exec("print(tcpi_snd_cwnd); assert tcpi_snd_cwnd == 48, tcpi_snd_cwnd").unwrap_err();
         assert_eq!(e.to_string(), "AssertionError: 36");
         assert_eq!(i.output, vec!["36".to_string()]);
         let e = i.exec("assert 0").unwrap_err();
@@ -1414,18 +1331,14 @@ mod tests {
     #[test]
     fn test_continuation_comments_and_indentation() {
         let mut i = Interpreter::new();
-        i.exec("\nx = 1 + \\\n  2   # three\n   assert x == 3, 'x=%d' % x;\\\n")
-            .unwrap();
+        i.exec("\nx = 1 + \\\n  2   # three\n   assert x == 3, 'x=%d' % x;\\\n").unwrap();
         assert_eq!(i.get("x"), Some(&Value::Int(3)));
     }
 
     #[test]
     fn test_errors() {
         let mut i = Interpreter::new();
-        assert_eq!(
-            i.exec("y = z").unwrap_err().to_string(),
-            "NameError: name 'z' is not defined"
-        );
+        assert_eq!(i.exec("y = z").unwrap_err().to_string(), "NameError: name 'z' is not defined");
         assert_eq!(
             i.exec("y = 1 // 0").unwrap_err().to_string(),
             "ZeroDivisionError: integer division or modulo by zero"
@@ -1444,9 +1357,6 @@ mod tests {
     #[test]
     fn test_names_read() {
         let p = parse_program("x = tcpi_rtt; print(tcpi_snd_cwnd + x)").unwrap();
-        assert_eq!(
-            p.names_read(),
-            &["tcpi_rtt".to_string(), "tcpi_snd_cwnd".to_string(), "x".to_string()]
-        );
+        assert_eq!(p.names_read(), &["tcpi_rtt".to_string(), "tcpi_snd_cwnd".to_string(), "x".to_string()]);
     }
 }

@@ -130,11 +130,7 @@ impl fmt::Display for ScriptResult {
 
 /// Joins the lines of a message with ` || `.
 pub fn one_line(s: &str) -> String {
-    s.lines()
-        .map(str::trim_end)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" || ")
+    s.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" || ")
 }
 
 /// Totals of a run.
@@ -159,11 +155,7 @@ impl Summary {
 
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} scripts: {} passed, {} failed, {} skipped",
-            self.total, self.passed, self.failed, self.skipped
-        )
+        write!(f, "{} scripts: {} passed, {} failed, {} skipped", self.total, self.passed, self.failed, self.skipped)
     }
 }
 
@@ -204,19 +196,11 @@ struct Envelope<'a, T: Serialize> {
 pub fn format_json_lines(results: &[ScriptResult]) -> String {
     let mut s = String::new();
     for r in results {
-        let line = serde_json::to_string(&Envelope {
-            kind: "script",
-            data: r.record(),
-        })
-        .unwrap_or_default();
+        let line = serde_json::to_string(&Envelope { kind: "script", data: r.record() }).unwrap_or_default();
         s.push_str(&line);
         s.push('\n');
     }
-    let sum = serde_json::to_string(&Envelope {
-        kind: "summary",
-        data: Summary::of(results),
-    })
-    .unwrap_or_default();
+    let sum = serde_json::to_string(&Envelope { kind: "summary", data: Summary::of(results) }).unwrap_or_default();
     s.push_str(&sum);
     s.push('\n');
     s
@@ -288,20 +272,12 @@ pub fn cli_main(args: &[String]) -> i32 {
     if scripts.is_empty() {
         eprintln!(
             "error: no .pkt scripts under {}",
-            paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
         );
         return 2;
     }
     let results: Vec<ScriptResult> = scripts.iter().map(|p| crate::run_script_with(p, &opts)).collect();
-    let text = if json {
-        format_json_lines(&results)
-    } else {
-        format_table(&results, opts.verbose)
-    };
+    let text = if json { format_json_lines(&results) } else { format_table(&results, opts.verbose) };
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {

@@ -46,86 +46,26 @@ pub struct SysctlEntry {
 
 /// Every `net.ipv4.*` sysctl the interpreter understands.
 pub const SYSCTLS: &[SysctlEntry] = &[
-    SysctlEntry {
-        name: "tcp_congestion_control",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_reordering",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_max_reordering",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_sack",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_dsack",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_timestamps",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_window_scaling",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_ecn",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_recovery",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_frto",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_early_retrans",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_slow_start_after_idle",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_rmem",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_wmem",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_rto_min_us",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_pacing_ss_ratio",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_pacing_ca_ratio",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_min_rtt_wlen",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_no_metrics_save",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_no_ssthresh_metrics_save",
-        class: SysctlClass::Knob,
-    },
+    SysctlEntry { name: "tcp_congestion_control", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_reordering", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_max_reordering", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_sack", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_dsack", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_timestamps", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_window_scaling", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_ecn", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_recovery", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_frto", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_early_retrans", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_slow_start_after_idle", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_rmem", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_wmem", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_rto_min_us", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_pacing_ss_ratio", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_pacing_ca_ratio", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_min_rtt_wlen", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_no_metrics_save", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_no_ssthresh_metrics_save", class: SysctlClass::Knob },
     SysctlEntry {
         name: "tcp_fack",
         class: SysctlClass::Fixed("0", "FACK is not modelled (and was removed from Linux in 4.15)"),
@@ -138,10 +78,7 @@ pub const SYSCTLS: &[SysctlEntry] = &[
         name: "tcp_mtu_probing",
         class: SysctlClass::Fixed("0", "MTU probing (tcp_mtu_probe) is not modelled"),
     },
-    SysctlEntry {
-        name: "tcp_base_mss",
-        class: SysctlClass::Inert("used only by MTU probing, which is off"),
-    },
+    SysctlEntry { name: "tcp_base_mss", class: SysctlClass::Inert("used only by MTU probing, which is off") },
     SysctlEntry {
         name: "tcp_syn_retries",
         class: SysctlClass::Inert("no SYN retry limit in the model; matters only after that many SYN timeouts"),
@@ -154,10 +91,7 @@ pub const SYSCTLS: &[SysctlEntry] = &[
         name: "tcp_fastopen",
         class: SysctlClass::Inert("Fast Open is not modelled; no script packet uses it"),
     },
-    SysctlEntry {
-        name: "tcp_fastopen_key",
-        class: SysctlClass::Inert("Fast Open is not modelled"),
-    },
+    SysctlEntry { name: "tcp_fastopen_key", class: SysctlClass::Inert("Fast Open is not modelled") },
     SysctlEntry {
         name: "tcp_syncookies",
         class: SysctlClass::Inert("SYN cookies are sent only when the SYN queue overflows"),
@@ -166,18 +100,9 @@ pub const SYSCTLS: &[SysctlEntry] = &[
         name: "tcp_ecn_option",
         class: SysctlClass::Inert("AccECN option; used only when AccECN (tcp_ecn >= 3) is negotiated"),
     },
-    SysctlEntry {
-        name: "tcp_tso_win_divisor",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_min_tso_segs",
-        class: SysctlClass::Knob,
-    },
-    SysctlEntry {
-        name: "tcp_tso_rtt_log",
-        class: SysctlClass::Knob,
-    },
+    SysctlEntry { name: "tcp_tso_win_divisor", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_min_tso_segs", class: SysctlClass::Knob },
+    SysctlEntry { name: "tcp_tso_rtt_log", class: SysctlClass::Knob },
 ];
 
 /// Strips `net.ipv4.`, `net/ipv4/` or `/proc/sys/net/ipv4/` from a name.
@@ -201,9 +126,7 @@ fn parse_int(v: &str) -> Option<i64> {
 }
 
 fn int_in<T: TryFrom<i64>>(name: &str, v: &str) -> Result<T, String> {
-    parse_int(v)
-        .and_then(|x| T::try_from(x).ok())
-        .ok_or_else(|| format!("sysctl net.ipv4.{name}: bad value `{v}`"))
+    parse_int(v).and_then(|x| T::try_from(x).ok()).ok_or_else(|| format!("sysctl net.ipv4.{name}: bad value `{v}`"))
 }
 
 fn triple(name: &str, v: &str) -> Result<[u32; 3], String> {
@@ -239,9 +162,7 @@ pub fn apply(cfg: &mut TcpConfig, cubic: &CubicParams, full_name: &str, value: &
             return if same {
                 Ok(None)
             } else {
-                Err(format!(
-                    "sysctl net.ipv4.{name}={value} differs from the model's fixed behaviour ({model}): {why}"
-                ))
+                Err(format!("sysctl net.ipv4.{name}={value} differs from the model's fixed behaviour ({model}): {why}"))
             };
         }
         SysctlClass::Knob => {}
@@ -314,8 +235,7 @@ pub fn apply_cubic_param(p: &mut CubicParams, name: &str, value: &str) -> Result
         "hystart_ack_delta" => p.hystart_ack_delta_us = u32v()?.saturating_mul(1000),
         _ => return Err(format!("unsupported tcp_cubic parameter {name}")),
     }
-    p.validate()
-        .map_err(|e| format!("tcp_cubic parameter {name}={value} rejected: {e}"))
+    p.validate().map_err(|e| format!("tcp_cubic parameter {name}={value} rejected: {e}"))
 }
 
 #[cfg(test)]

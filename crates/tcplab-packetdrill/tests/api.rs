@@ -31,14 +31,7 @@ fn temp_script(name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn test_run_source_against_core() {
-    let r = run_source(
-        SMOKE,
-        Path::new("smoke.pkt"),
-        &RunOptions {
-            verbose: true,
-            ..Default::default()
-        },
-    );
+    let r = run_source(SMOKE, Path::new("smoke.pkt"), &RunOptions { verbose: true, ..Default::default() });
     println!("{r}\n{:#?}", r.output);
     // The core is still being finished: report, but only insist that the
     // interpreter understood and ran the whole script.
@@ -55,14 +48,8 @@ fn test_record_is_serializable() {
     let rec = r.record();
     assert_eq!(rec.outcome, "fail");
     assert_eq!(rec.line, Some(2));
-    assert_eq!(
-        rec.message.as_deref(),
-        Some("runtime error in fcntl call: Expected result 5 but got 2")
-    );
-    assert_eq!(
-        r.to_string(),
-        "FAIL  bad.pkt:2: runtime error in fcntl call: Expected result 5 but got 2"
-    );
+    assert_eq!(rec.message.as_deref(), Some("runtime error in fcntl call: Expected result 5 but got 2"));
+    assert_eq!(r.to_string(), "FAIL  bad.pkt:2: runtime error in fcntl call: Expected result 5 but got 2");
     let json = format_json_lines(&[r]);
     let mut lines = json.lines();
     let first: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
@@ -79,24 +66,15 @@ fn test_cli_exit_codes() {
         "ok.pkt",
         "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 fcntl(3, F_GETFL) = 0x2\n+0 close(3) = 0\n",
     );
-    let bad = temp_script(
-        "bad.pkt",
-        "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 fcntl(3, F_GETFL) = 7\n",
-    );
+    let bad = temp_script("bad.pkt", "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 fcntl(3, F_GETFL) = 7\n");
     assert_eq!(cli_main(&[ok.display().to_string()]), 0);
-    assert_eq!(
-        cli_main(&[ok.display().to_string(), bad.display().to_string(), "--json".into()]),
-        1
-    );
+    assert_eq!(cli_main(&[ok.display().to_string(), bad.display().to_string(), "--json".into()]), 1);
     assert_eq!(cli_main(&[]), 2);
     assert_eq!(cli_main(&["/nonexistent/x.pkt".into()]), 2);
     assert_eq!(cli_main(&["--bogus".into()]), 2);
     // run_paths searches directories and sorts.
     let results = run_paths(&[ok.parent().unwrap().to_path_buf()]);
-    let names: Vec<_> = results
-        .iter()
-        .map(|r| r.path.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
+    let names: Vec<_> = results.iter().map(|r| r.path.file_name().unwrap().to_string_lossy().into_owned()).collect();
     assert!(names.windows(2).all(|w| w[0] <= w[1]), "{names:?}");
     let _ = std::fs::remove_dir_all(ok.parent().unwrap());
 }

@@ -94,10 +94,7 @@ fn test_corpus_run_table() {
             let mut f = l.split('\t');
             let path = f.next()?;
             let result = f.next()?;
-            let key = path
-                .strip_prefix("../")
-                .map(String::from)
-                .unwrap_or_else(|| format!("tcp/{path}"));
+            let key = path.strip_prefix("../").map(String::from).unwrap_or_else(|| format!("tcp/{path}"));
             Some((key, result.to_string()))
         })
         .collect();

@@ -66,10 +66,7 @@ fn test_every_line_form_parses() {
     assert_eq!(s.options[0].value.as_deref(), Some("10000"));
     assert_eq!(s.options[1].value, None);
     assert!(s.init_command.as_ref().unwrap().text.contains("hystart_detect"));
-    assert_eq!(
-        s.cleanup_command.as_ref().unwrap().text,
-        "/tmp/sysctl_restore_${PPID}.sh"
-    );
+    assert_eq!(s.cleanup_command.as_ref().unwrap().text, "/tmp/sysctl_restore_${PPID}.sh");
     assert_eq!(s.events.len(), 25);
     // Every event carries the line of its timestamp.
     assert_eq!(s.events[0].line, 11);
@@ -99,13 +96,7 @@ fn test_packets() {
     assert_eq!(syn.flags, "SEW");
     assert_eq!(
         syn.options.as_deref().unwrap(),
-        &[
-            TcpOpt::Mss(1460),
-            TcpOpt::SackOk,
-            TcpOpt::Timestamp { val: 100, ecr: 0 },
-            TcpOpt::Nop,
-            TcpOpt::Wscale(8)
-        ]
+        &[TcpOpt::Mss(1460), TcpOpt::SackOk, TcpOpt::Timestamp { val: 100, ecr: 0 }, TcpOpt::Nop, TcpOpt::Wscale(8)]
     );
     let synack = packet(&s.events[6]);
     assert_eq!(
@@ -138,10 +129,7 @@ fn test_syscalls_commands_code() {
     let setfl = syscall(&s.events[3]);
     assert_eq!(
         setfl.args[2],
-        Expr::Or(
-            Box::new(Expr::Word("O_RDWR".into())),
-            Box::new(Expr::Word("O_NONBLOCK".into()))
-        )
+        Expr::Or(Box::new(Expr::Word("O_RDWR".into())), Box::new(Expr::Word("O_NONBLOCK".into())))
     );
     let connect = syscall(&s.events[4]);
     assert_eq!(connect.result, Expr::Int(-1));
@@ -163,33 +151,17 @@ fn test_syscalls_commands_code() {
 #[test]
 fn test_semantic_errors_name_line_and_column() {
     let cases: &[(&str, u32, &str)] = &[
-        (
-            "0 < . 1:1(0) ack 1\n",
-            1,
-            "window must be specified for inbound packets",
-        ),
+        ("0 < . 1:1(0) ack 1\n", 1, "window must be specified for inbound packets"),
         ("0 > . 1:1(0) ack 1 <nop>\n", 1, "not padded correctly"),
         ("0 > X 1:1(0) ack 1\n", 1, "Invalid TCP flag: 'X'"),
-        (
-            "0 < . 1:1(0) ack 1 win 5 <...>\n",
-            1,
-            "<...> for TCP options can only be used with outbound packets",
-        ),
+        ("0 < . 1:1(0) ack 1 win 5 <...>\n", 1, "<...> for TCP options can only be used with outbound packets"),
         (
             "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n* write(3, ..., 1) = 1\n",
             2,
             "<star> can only be used with outbound",
         ),
-        (
-            "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 %{ x = 1\n",
-            2,
-            "unterminated %{ code block",
-        ),
-        (
-            "--tolerance_usecs=1\n0 socket() = 3\n--strict_segments\n",
-            3,
-            "options must come before the first event",
-        ),
+        ("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 %{ x = 1\n", 2, "unterminated %{ code block"),
+        ("--tolerance_usecs=1\n0 socket() = 3\n--strict_segments\n", 3, "options must come before the first event"),
     ];
     for (src, line, needle) in cases {
         let e = parse(src).expect_err(src);

@@ -54,6 +54,10 @@ fn test_reno_sawtooth_halves_and_period_matches_theory() {
         let theory = (w0 as f64 / 2.0) * rtt;
         let err = (period - theory).abs() / theory;
         eprintln!("W {w0}: period {period:.3}s theory {theory:.3}s ({:+.1}%)", (period - theory) / theory * 100.0);
-        assert!(err < 0.10, "period {period:.3}s, theory {theory:.3}s (W {w0}, RTT {rtt:.4}s): {:.1}% off", err * 100.0);
+        assert!(
+            err < 0.10,
+            "period {period:.3}s, theory {theory:.3}s (W {w0}, RTT {rtt:.4}s): {:.1}% off",
+            err * 100.0
+        );
     }
 }

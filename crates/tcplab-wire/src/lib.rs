@@ -11,6 +11,6 @@ pub mod packet;
 mod segment;
 mod seq;
 
+pub use packet::{EmitError, PacketRepr, ParseError, Parsed};
 pub use segment::{Ecn, SackBlock, SegmentRepr, TcpFlags, TcpOptions, MAX_SACK_BLOCKS};
 pub use seq::SeqNum;
-pub use packet::{EmitError, PacketRepr, ParseError, Parsed};

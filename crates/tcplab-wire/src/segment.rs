@@ -248,12 +248,8 @@ mod tests {
 
     #[test]
     fn test_seq_len_counts_syn_and_fin() {
-        let s = SegmentRepr {
-            flags: TcpFlags::SYN | TcpFlags::FIN,
-            payload_len: 10,
-            seq: SeqNum(5),
-            ..Default::default()
-        };
+        let s =
+            SegmentRepr { flags: TcpFlags::SYN | TcpFlags::FIN, payload_len: 10, seq: SeqNum(5), ..Default::default() };
         assert_eq!(s.seq_len(), 12);
         assert_eq!(s.end_seq(), SeqNum(17));
     }

@@ -64,9 +64,9 @@
 use super::hystart::{Hystart, HystartExit, HystartVersion};
 use super::hystart_plus::HystartPlusPlus;
 use super::{
-    tcp_cong_avoid_ai, tcp_cong_avoid_ai_v3_18, tcp_in_slow_start, tcp_is_cwnd_limited,
-    tcp_reno_undo_cwnd, tcp_slow_start, tcp_slow_start_v3_18, tcp_slow_start_v3_19, AckSample,
-    CaCtx, CaEvent, CaState, CcEra, CongestionOps,
+    tcp_cong_avoid_ai, tcp_cong_avoid_ai_v3_18, tcp_in_slow_start, tcp_is_cwnd_limited, tcp_reno_undo_cwnd,
+    tcp_slow_start, tcp_slow_start_v3_18, tcp_slow_start_v3_19, AckSample, CaCtx, CaEvent, CaState, CcEra,
+    CongestionOps,
 };
 use tcplab_wire::SeqNum;
 
@@ -218,9 +218,7 @@ impl CubicParams {
         }
         let ms_cubic = self.version != CubicVersion::Current;
         if ms_cubic != self.hystart_version.is_ms_clock() {
-            return Err(
-                "cubic: a 3.x HyStart needs a 3.x CUBIC (delay_min in ms*8) and vice versa",
-            );
+            return Err("cubic: a 3.x HyStart needs a 3.x CUBIC (delay_min in ms*8) and vice versa");
         }
         Ok(())
     }
@@ -343,10 +341,9 @@ pub fn cubic_root(a: u64) -> u32 {
     // v[x] = cbrt(x << 18) - 1, refined by hand (Willy Tarreau);
     // cbrt(x) = (v[x] + 10) >> 6 for x in 0..64.
     const V: [u8; 64] = [
-        0, 54, 54, 54, 118, 118, 118, 118, 123, 129, 134, 138, 143, 147, 151, 156, 157, 161, 164,
-        168, 170, 173, 176, 179, 181, 185, 187, 190, 192, 194, 197, 199, 200, 202, 204, 206, 209,
-        211, 213, 215, 217, 219, 221, 222, 224, 225, 227, 229, 231, 232, 234, 236, 237, 239, 240,
-        242, 244, 245, 246, 248, 250, 251, 252, 254,
+        0, 54, 54, 54, 118, 118, 118, 118, 123, 129, 134, 138, 143, 147, 151, 156, 157, 161, 164, 168, 170, 173, 176,
+        179, 181, 185, 187, 190, 192, 194, 197, 199, 200, 202, 204, 206, 209, 211, 213, 215, 217, 219, 221, 222, 224,
+        225, 227, 229, 231, 232, 234, 236, 237, 239, 240, 242, 244, 245, 246, 248, 250, 251, 252, 254,
     ];
     let bits = 64 - a.leading_zeros(); // fls64
     if bits < 7 {
@@ -407,16 +404,10 @@ impl Cubic {
         // `int` arithmetic in the kernel; beta < 1024 keeps it positive.
         let beta = params.beta as i64;
         let scale = BICTCP_BETA_SCALE as i64;
-        let beta_scale = if beta < scale {
-            (8 * (scale + beta) / 3 / (scale - beta)) as u32
-        } else {
-            0
-        };
+        let beta_scale = if beta < scale { (8 * (scale + beta) / 3 / (scale - beta)) as u32 } else { 0 };
         let cube_rtt_scale = params.bic_scale.wrapping_mul(10);
         // cube_factor = 2^(10+3·BICTCP_HZ) / (bic_scale·10)
-        let cube_factor = (1u64 << (10 + 3 * BICTCP_HZ))
-            .checked_div(cube_rtt_scale as u64)
-            .unwrap_or(0);
+        let cube_factor = (1u64 << (10 + 3 * BICTCP_HZ)).checked_div(cube_rtt_scale as u64).unwrap_or(0);
         let hspp = HystartPlusPlus::new(params.hystart_plus_plus_l);
         Cubic {
             params,
@@ -482,11 +473,7 @@ impl Cubic {
     //= linux:v6.13:net/ipv4/tcp_cubic.c#bictcp_reset
     //= linux:v3.18.30:net/ipv4/tcp_cubic.c#bictcp_reset
     fn reset(&mut self) {
-        let keep = Bictcp {
-            loss_cwnd: self.ca.loss_cwnd,
-            hystart: self.ca.hystart,
-            ..Bictcp::default()
-        };
+        let keep = Bictcp { loss_cwnd: self.ca.loss_cwnd, hystart: self.ca.hystart, ..Bictcp::default() };
         self.ca = keep;
         self.ca.hystart.found = 0;
     }
@@ -528,10 +515,7 @@ impl Cubic {
                     ca.bic_origin_point = cwnd;
                 } else {
                     // K = cbrt((W_max − cwnd) · cube_factor), 2^-10 s.
-                    ca.bic_k = cubic_root(
-                        self.cube_factor
-                            .wrapping_mul((ca.last_max_cwnd - cwnd) as u64),
-                    );
+                    ca.bic_k = cubic_root(self.cube_factor.wrapping_mul((ca.last_max_cwnd - cwnd) as u64));
                     ca.bic_origin_point = ca.last_max_cwnd;
                 }
             }
@@ -544,9 +528,7 @@ impl Cubic {
                     // to 2^-10 s; computed in 64-bit unsigned long (it wraps
                     // there, not in u32), then stored in the u32 `t`.
                     let m = msecs_to_jiffies(ca.delay_min >> 3, hz);
-                    let x = (now as u64)
-                        .wrapping_add(m)
-                        .wrapping_sub(ca.epoch_start as u64);
+                    let x = (now as u64).wrapping_add(m).wrapping_sub(ca.epoch_start as u64);
                     ((x << BICTCP_HZ) / hz as u64) as u32 as u64
                 }
                 CubicVersion::V3_19 | CubicVersion::Current => {
@@ -565,10 +547,7 @@ impl Cubic {
             let k = ca.bic_k as u64;
             let offs = t.abs_diff(k);
             // Eq. W(t) = C·(t−K)³ + W_max: delta = (410·offs³) >> 40 packets.
-            let delta = ((self.cube_rtt_scale as u64)
-                .wrapping_mul(offs)
-                .wrapping_mul(offs)
-                .wrapping_mul(offs)
+            let delta = ((self.cube_rtt_scale as u64).wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs)
                 >> (10 + 3 * BICTCP_HZ)) as u32;
             let bic_target = if t < k {
                 ca.bic_origin_point.wrapping_sub(delta) // below origin
@@ -611,9 +590,7 @@ impl Cubic {
 
         if v3_18 {
             // Scale by the delayed-ACK ratio: cnt counts ACKs here.
-            ca.cnt = (ca.cnt << ACK_RATIO_SHIFT)
-                .checked_div(ca.delayed_ack as u32)
-                .unwrap_or(ca.cnt);
+            ca.cnt = (ca.cnt << ACK_RATIO_SHIFT).checked_div(ca.delayed_ack as u32).unwrap_or(ca.cnt);
             if ca.cnt == 0 {
                 ca.cnt = 1;
             }
@@ -673,8 +650,7 @@ impl CongestionOps for Cubic {
         self.hspp.on_congestion();
         self.ca.epoch_start = 0; // end of epoch
         if cwnd < self.ca.last_max_cwnd && self.params.fast_convergence {
-            self.ca.last_max_cwnd =
-                cwnd.wrapping_mul(BICTCP_BETA_SCALE.wrapping_add(beta)) / (2 * BICTCP_BETA_SCALE);
+            self.ca.last_max_cwnd = cwnd.wrapping_mul(BICTCP_BETA_SCALE.wrapping_add(beta)) / (2 * BICTCP_BETA_SCALE);
         } else {
             self.ca.last_max_cwnd = cwnd;
         }
@@ -730,9 +706,7 @@ impl CongestionOps for Cubic {
         self.trace.path = Some(path);
         match self.params.version {
             CubicVersion::V3_18 => tcp_cong_avoid_ai_v3_18(tp, self.ca.cnt),
-            CubicVersion::V3_19 | CubicVersion::Current => {
-                tcp_cong_avoid_ai(tp, self.ca.cnt, acked)
-            }
+            CubicVersion::V3_19 | CubicVersion::Current => tcp_cong_avoid_ai(tp, self.ca.cnt, acked),
         }
     }
 
@@ -821,9 +795,7 @@ impl CongestionOps for Cubic {
                 self.ca.hystart.found == 0 && tcp_in_slow_start(tp, CcEra::Current) && linux_hystart
             }
             HystartVersion::V3_18 | HystartVersion::V3_19 => {
-                linux_hystart
-                    && tp.snd_cwnd <= tp.snd_ssthresh
-                    && tp.snd_cwnd >= p.hystart_low_window
+                linux_hystart && tp.snd_cwnd <= tp.snd_ssthresh && tp.snd_cwnd >= p.hystart_low_window
             }
         };
         if run {

@@ -37,8 +37,8 @@
 //! the kernel's undefined shift).
 
 use super::{
-    ca_ack, tcp_reno_cong_avoid_era, tcp_reno_ssthresh, tcp_reno_undo_cwnd, CaCtx, CaEvent,
-    CaState, CcEra, CongestionOps,
+    ca_ack, tcp_reno_cong_avoid_era, tcp_reno_ssthresh, tcp_reno_undo_cwnd, CaCtx, CaEvent, CaState, CcEra,
+    CongestionOps,
 };
 use tcplab_wire::SeqNum;
 
@@ -84,10 +84,7 @@ impl Default for DctcpParams {
 impl DctcpParams {
     /// Defaults of the given kernel.
     pub fn for_version(version: DctcpVersion) -> DctcpParams {
-        DctcpParams {
-            version,
-            ..DctcpParams::default()
-        }
+        DctcpParams { version, ..DctcpParams::default() }
     }
 
     /// What the 6.13 parameter setter rejects (`shift_g` outside 0..=10).
@@ -151,11 +148,7 @@ fn min_not_zero(x: u32, y: u32) -> u32 {
 
 impl Dctcp {
     pub fn new(params: DctcpParams) -> Dctcp {
-        Dctcp {
-            params,
-            reno_fallback: false,
-            ca: DctcpState::default(),
-        }
+        Dctcp { params, reno_fallback: false, ca: DctcpState::default() }
     }
 
     pub fn params(&self) -> &DctcpParams {
@@ -211,9 +204,7 @@ impl Dctcp {
                     let mut alpha = self.decay(self.ca.dctcp_alpha);
                     if delivered_ce != 0 {
                         // Scaled by 2^(10 − g) in u32, which may drop high bits.
-                        delivered_ce = 10u32
-                            .checked_sub(g)
-                            .map_or(0, |s| delivered_ce.wrapping_shl(s));
+                        delivered_ce = 10u32.checked_sub(g).map_or(0, |s| delivered_ce.wrapping_shl(s));
                         delivered_ce /= delivered.max(1);
                         alpha = alpha.wrapping_add(delivered_ce).min(DCTCP_MAX_ALPHA);
                     }
@@ -296,8 +287,7 @@ impl CongestionOps for Dctcp {
         }
         let cwnd = tp.snd_cwnd;
         self.ca.loss_cwnd = cwnd;
-        cwnd.wrapping_sub(cwnd.wrapping_mul(self.ca.dctcp_alpha) >> 11)
-            .max(2)
+        cwnd.wrapping_sub(cwnd.wrapping_mul(self.ca.dctcp_alpha) >> 11).max(2)
     }
 
     /// `tcp_reno_cong_avoid` of the era.
@@ -409,10 +399,7 @@ mod tests {
 
     #[test]
     fn test_all_marked_window_raises_alpha_to_one() {
-        let mut d = Dctcp::new(DctcpParams {
-            alpha_on_init: 0,
-            ..DctcpParams::default()
-        });
+        let mut d = Dctcp::new(DctcpParams { alpha_on_init: 0, ..DctcpParams::default() });
         let mut tp = ctx();
         d.init(&mut tp);
         for _ in 0..200 {
@@ -470,10 +457,7 @@ mod tests {
         assert_eq!(d.ca.ce_state, 0);
         // No ECN negotiated: "dctcp-reno".
         let mut d = Dctcp::new(DctcpParams::default());
-        let mut tp = CaCtx {
-            ecn_ok: false,
-            ..ctx()
-        };
+        let mut tp = CaCtx { ecn_ok: false, ..ctx() };
         d.init(&mut tp);
         assert!(d.is_reno_fallback());
         assert!(!d.needs_ecn());

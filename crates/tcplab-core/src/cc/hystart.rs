@@ -102,14 +102,7 @@ pub struct Hystart {
 
 impl Default for Hystart {
     fn default() -> Self {
-        Hystart {
-            found: 0,
-            sample_cnt: 0,
-            round_start: 0,
-            end_seq: SeqNum(0),
-            last_ack: 0,
-            curr_rtt: 0,
-        }
+        Hystart { found: 0, sample_cnt: 0, round_start: 0, end_seq: SeqNum(0), last_ack: 0, curr_rtt: 0 }
     }
 }
 
@@ -142,10 +135,7 @@ pub fn hystart_ack_delay(tp: &CaCtx) -> u32 {
     if rate == 0 {
         return 0;
     }
-    let d = (tp.gso_max_size as u64)
-        .wrapping_mul(4)
-        .wrapping_mul(1_000_000)
-        / rate;
+    let d = (tp.gso_max_size as u64).wrapping_mul(4).wrapping_mul(1_000_000) / rate;
     d.min(1000) as u32
 }
 
@@ -238,11 +228,7 @@ impl Hystart {
                 if now.wrapping_sub(self.round_start) > threshold {
                     self.found = 1;
                     out.train = true;
-                    Self::exit(
-                        tp,
-                        Mib::TcpExtTCPHystartTrainDetect,
-                        Mib::TcpExtTCPHystartTrainCwnd,
-                    );
+                    Self::exit(tp, Mib::TcpExtTCPHystartTrainDetect, Mib::TcpExtTCPHystartTrainCwnd);
                 }
             }
         }
@@ -263,11 +249,7 @@ impl Hystart {
                 if self.curr_rtt > delay_min.wrapping_add(thresh) {
                     self.found = 1;
                     out.delay = true;
-                    Self::exit(
-                        tp,
-                        Mib::TcpExtTCPHystartDelayDetect,
-                        Mib::TcpExtTCPHystartDelayCwnd,
-                    );
+                    Self::exit(tp, Mib::TcpExtTCPHystartDelayDetect, Mib::TcpExtTCPHystartDelayCwnd);
                 }
             }
         }
@@ -277,13 +259,7 @@ impl Hystart {
     /// 3.x ACK-train test: returns true when the train is long enough.
     /// `hystart_ack_delta` is the ms parameter (2), taken here from
     /// `hystart_ack_delta_us / 1000`.
-    fn train_v3(
-        &mut self,
-        tp: &CaCtx,
-        delay_min: u32,
-        p: &CubicParams,
-        version: HystartVersion,
-    ) -> bool {
+    fn train_v3(&mut self, tp: &CaCtx, delay_min: u32, p: &CubicParams, version: HystartVersion) -> bool {
         let now = hystart_clock(tp, version);
         let ack_delta_ms = (p.hystart_ack_delta_us / 1000) as i32;
         if (now.wrapping_sub(self.last_ack) as i32) <= ack_delta_ms {
@@ -319,36 +295,20 @@ impl Hystart {
 
     /// 3.19 `hystart_update`: each detector only when enabled; counters.
     //= linux:v3.19.8:net/ipv4/tcp_cubic.c#hystart_update
-    fn update_v3_19(
-        &mut self,
-        tp: &mut CaCtx,
-        delay: u32,
-        delay_min: u32,
-        p: &CubicParams,
-    ) -> HystartExit {
+    fn update_v3_19(&mut self, tp: &mut CaCtx, delay: u32, delay_min: u32, p: &CubicParams) -> HystartExit {
         let mut out = HystartExit::default();
         if self.found & p.hystart_detect != 0 {
             return out;
         }
-        if p.hystart_detect & HYSTART_ACK_TRAIN != 0
-            && self.train_v3(tp, delay_min, p, HystartVersion::V3_19)
-        {
+        if p.hystart_detect & HYSTART_ACK_TRAIN != 0 && self.train_v3(tp, delay_min, p, HystartVersion::V3_19) {
             self.found |= HYSTART_ACK_TRAIN;
             out.train = true;
-            Self::exit(
-                tp,
-                Mib::TcpExtTCPHystartTrainDetect,
-                Mib::TcpExtTCPHystartTrainCwnd,
-            );
+            Self::exit(tp, Mib::TcpExtTCPHystartTrainDetect, Mib::TcpExtTCPHystartTrainCwnd);
         }
         if p.hystart_detect & HYSTART_DELAY != 0 && self.delay_v3(delay, delay_min, p) {
             self.found |= HYSTART_DELAY;
             out.delay = true;
-            Self::exit(
-                tp,
-                Mib::TcpExtTCPHystartDelayDetect,
-                Mib::TcpExtTCPHystartDelayCwnd,
-            );
+            Self::exit(tp, Mib::TcpExtTCPHystartDelayDetect, Mib::TcpExtTCPHystartDelayCwnd);
         }
         out
     }
@@ -357,13 +317,7 @@ impl Hystart {
     /// of `found`; slow start ends only if a bit in `hystart_detect` is
     /// set. No counters.
     //= linux:v3.18.30:net/ipv4/tcp_cubic.c#hystart_update
-    fn update_v3_18(
-        &mut self,
-        tp: &mut CaCtx,
-        delay: u32,
-        delay_min: u32,
-        p: &CubicParams,
-    ) -> HystartExit {
+    fn update_v3_18(&mut self, tp: &mut CaCtx, delay: u32, delay_min: u32, p: &CubicParams) -> HystartExit {
         let mut out = HystartExit::default();
         if self.found & p.hystart_detect != 0 {
             return out;

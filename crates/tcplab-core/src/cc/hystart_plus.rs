@@ -48,9 +48,7 @@
 //!
 //! All arithmetic saturates or wraps as documented; no input panics.
 
-use super::{
-    tcp_in_slow_start, tcp_slow_start_era, CaCtx, CcEra, PacingStatus, TCP_INFINITE_SSTHRESH,
-};
+use super::{tcp_in_slow_start, tcp_slow_start_era, CaCtx, CcEra, PacingStatus, TCP_INFINITE_SSTHRESH};
 use crate::counters::Mib;
 use tcplab_wire::SeqNum;
 
@@ -255,8 +253,7 @@ impl HystartPlusPlus {
                     tp.snd_ssthresh = tp.snd_cwnd;
                     self.phase = HystartPlusPlusPhase::Done;
                     tp.mib.inc(Mib::TcplabHystartPlusPlusExits);
-                    tp.mib
-                        .add(Mib::TcplabHystartPlusPlusExitCwnd, tp.snd_cwnd as u64);
+                    tp.mib.add(Mib::TcplabHystartPlusPlusExitCwnd, tp.snd_cwnd as u64);
                     return HystartPlusPlusEvent::Exited;
                 }
             }
@@ -296,9 +293,7 @@ impl HystartPlusPlus {
                     && self.last_round_min_rtt != RTT_INFINITY
                 {
                     let thresh = rtt_thresh(self.last_round_min_rtt);
-                    if self.current_round_min_rtt as u64
-                        >= self.last_round_min_rtt as u64 + thresh as u64
-                    {
+                    if self.current_round_min_rtt as u64 >= self.last_round_min_rtt as u64 + thresh as u64 {
                         self.css_baseline_min_rtt = self.current_round_min_rtt;
                         self.phase = HystartPlusPlusPhase::Css;
                         self.css_rounds = 0;
@@ -318,9 +313,7 @@ impl HystartPlusPlus {
                 //# if (currentRoundMinRTT < cssBaselineMinRtt)
                 //#   cssBaselineMinRtt = infinity
                 //#   resume slow start including HyStart++
-                if self.rtt_sample_count >= N_RTT_SAMPLE
-                    && self.current_round_min_rtt < self.css_baseline_min_rtt
-                {
+                if self.rtt_sample_count >= N_RTT_SAMPLE && self.current_round_min_rtt < self.css_baseline_min_rtt {
                     self.css_baseline_min_rtt = RTT_INFINITY;
                     self.phase = HystartPlusPlusPhase::SlowStart;
                     self.css_rounds = 0;

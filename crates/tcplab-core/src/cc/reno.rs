@@ -14,8 +14,8 @@
 
 use super::hystart_plus::HystartPlusPlus;
 use super::{
-    tcp_cong_avoid_ai_era, tcp_is_cwnd_limited, tcp_reno_cong_avoid_era, tcp_reno_ssthresh,
-    tcp_reno_undo_cwnd, AckSample, CaCtx, CaState, CcEra, CongestionOps,
+    tcp_cong_avoid_ai_era, tcp_is_cwnd_limited, tcp_reno_cong_avoid_era, tcp_reno_ssthresh, tcp_reno_undo_cwnd,
+    AckSample, CaCtx, CaState, CcEra, CongestionOps,
 };
 use tcplab_wire::SeqNum;
 
@@ -53,11 +53,7 @@ impl Reno {
 
     /// Reno of `era` with the tcplab-only options in `params`.
     pub fn with_params(era: CcEra, params: RenoParams) -> Reno {
-        Reno {
-            era,
-            params,
-            hspp: HystartPlusPlus::new(params.hystart_plus_plus_l),
-        }
+        Reno { era, params, hspp: HystartPlusPlus::new(params.hystart_plus_plus_l) }
     }
 
     /// The era of the helpers.
@@ -184,12 +180,9 @@ mod tests {
     #[test]
     fn test_era_slow_start_at_ssthresh() {
         // cwnd == ssthresh: slow start in 3.x (to ssthresh + 1), CA now.
-        for (era, cwnd, cnt) in [
-            (CcEra::V3_18, 11, 0),
-            (CcEra::V3_19, 11, 4),
-            (CcEra::V4_17, 10, 5),
-            (CcEra::Current, 10, 5),
-        ] {
+        for (era, cwnd, cnt) in
+            [(CcEra::V3_18, 11, 0), (CcEra::V3_19, 11, 4), (CcEra::V4_17, 10, 5), (CcEra::Current, 10, 5)]
+        {
             let mut r = Reno::with_era(era);
             let mut t = tp(10, 10);
             r.cong_avoid(&mut t, SeqNum(0), 5);
@@ -235,11 +228,7 @@ mod tests {
     fn test_cwnd_limited_latch_in_slow_start_by_era() {
         // cwnd already twice what was sent, but the flow was cwnd-limited
         // (e.g. TSO deferral): only current Linux lets slow start go on.
-        for (era, grows) in [
-            (CcEra::V3_18, false),
-            (CcEra::V4_17, false),
-            (CcEra::Current, true),
-        ] {
+        for (era, grows) in [(CcEra::V3_18, false), (CcEra::V4_17, false), (CcEra::Current, true)] {
             let mut t = tp(20, TCP_INFINITE_SSTHRESH);
             t.max_packets_out = 10;
             t.is_cwnd_limited = true;
@@ -278,16 +267,7 @@ mod tests {
 
     #[test]
     fn test_helpers_never_panic_on_extremes() {
-        let vals = [
-            0u32,
-            1,
-            2,
-            3,
-            0x7fff_ffff,
-            0x8000_0000,
-            u32::MAX - 1,
-            u32::MAX,
-        ];
+        let vals = [0u32, 1, 2, 3, 0x7fff_ffff, 0x8000_0000, u32::MAX - 1, u32::MAX];
         for &a in &vals {
             for &b in &vals {
                 for &c in &vals {

@@ -49,7 +49,10 @@ impl SackState {
     /// `tcp_rate_skb_delivered`, the part RACK needs: remember the most
     /// recently sent delivered segment.
     fn rate_skb_delivered(&mut self, xmit: Instant, end_seq: SeqNum, tx_delivered: u32) {
-        if self.rs_prior_delivered.is_none() || xmit > self.rs_xmit || (xmit == self.rs_xmit && end_seq.after(self.rs_end_seq)) {
+        if self.rs_prior_delivered.is_none()
+            || xmit > self.rs_xmit
+            || (xmit == self.rs_xmit && end_seq.after(self.rs_end_seq))
+        {
             self.rs_prior_delivered = Some(tx_delivered);
             self.rs_xmit = xmit;
             self.rs_end_seq = end_seq;
@@ -342,8 +345,10 @@ impl Connection {
                 // tcp_match_skb_to_sack's fragmentation: segments are
                 // MSS-sized and blocks are built from them).
                 if skb.seq.after_eq(start) {
-                    let (seq, end_seq, sacked, xmit, txd) = (skb.seq, skb.end_seq, skb.sacked, skb.xmit_time, skb.tx_delivered);
-                    let new = self.sacktag_one(&mut st, sacked, seq, end_seq, dup_sack, xmit, idx as u32, prior_fackets);
+                    let (seq, end_seq, sacked, xmit, txd) =
+                        (skb.seq, skb.end_seq, skb.sacked, skb.xmit_time, skb.tx_delivered);
+                    let new =
+                        self.sacktag_one(&mut st, sacked, seq, end_seq, dup_sack, xmit, idx as u32, prior_fackets);
                     if new & SACKED_ACKED != 0 && sacked & SACKED_ACKED == 0 {
                         st.rate_skb_delivered(xmit, end_seq, txd);
                     }
@@ -562,13 +567,7 @@ impl Connection {
 
     /// `tcp_clean_rtx_queue`: drop cumulatively acknowledged segments,
     /// take the RTT sample, detect reordering, call `pkts_acked`.
-    fn tcp_clean_rtx_queue(
-        &mut self,
-        now: Instant,
-        prior_fack: SeqNum,
-        sack: &mut SackState,
-        flag: &mut u32,
-    ) {
+    fn tcp_clean_rtx_queue(&mut self, now: Instant, prior_fack: SeqNum, sack: &mut SackState, flag: &mut u32) {
         let mut first_ackt: Option<Instant> = None;
         let mut last_ackt: Option<Instant> = None;
         let mut reord = self.snd_nxt;

@@ -702,7 +702,6 @@ impl Connection {
         }
     }
 
-
     fn set_now(&mut self, now: Instant) {
         self.tp.now = now;
         self.tp.jiffies = now.jiffies32(self.cfg.hz);
@@ -1059,7 +1058,6 @@ impl Connection {
         self.rtt.rto()
     }
 }
-
 
 impl Connection {
     /// `tcp_update_metrics` (net/ipv4/tcp_metrics.c): fold what this

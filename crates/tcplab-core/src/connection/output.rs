@@ -490,7 +490,10 @@ impl Connection {
     /// 2 = a loss probe (also beyond cwnd). Returns the segments sent.
     //= linux:v6.18:net/ipv4/tcp_output.c#tcp_write_xmit
     pub(super) fn write_xmit(&mut self, now: Instant, push_one: u8, nonagle: u8) -> u32 {
-        if !matches!(self.state, TcpState::Established | TcpState::CloseWait | TcpState::FinWait1 | TcpState::LastAck | TcpState::Closing) {
+        if !matches!(
+            self.state,
+            TcpState::Established | TcpState::CloseWait | TcpState::FinWait1 | TcpState::LastAck | TcpState::Closing
+        ) {
             return 0;
         }
         if push_one == 0 {
@@ -665,7 +668,9 @@ impl Connection {
         if !is_tail && limit >= len {
             return false;
         }
-        if let Some(chunk) = self.snd_wnd.min(self.tp.snd_cwnd.saturating_mul(mss)).checked_div(self.cfg.tcp_tso_win_divisor) {
+        if let Some(chunk) =
+            self.snd_wnd.min(self.tp.snd_cwnd.saturating_mul(mss)).checked_div(self.cfg.tcp_tso_win_divisor)
+        {
             if limit >= chunk {
                 return false;
             }
@@ -1003,7 +1008,9 @@ impl Connection {
     /// `tcp_sndbuf_expand`: grow the send buffer to two windows' worth of
     /// skbs, up to tcp_wmem[2], unless the application fixed SO_SNDBUF.
     pub(super) fn sndbuf_expand(&mut self) {
-        if self.cfg.so_sndbuf > 0 || self.packets_in_flight() >= self.tp.snd_cwnd && self.state.synchronized() && self.packets_out > 0 {
+        if self.cfg.so_sndbuf > 0
+            || self.packets_in_flight() >= self.tp.snd_cwnd && self.state.synchronized() && self.packets_out > 0
+        {
             return;
         }
         let per_mss = (self.tp.mss_cache.max(self.mss_clamp) + SKB_OVERHEAD).next_power_of_two() + SKB_STRUCT;

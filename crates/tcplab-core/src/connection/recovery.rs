@@ -23,7 +23,13 @@ impl Connection {
 
     /// `tcp_fastretrans_alert`: process a dubious ACK — one that is not a
     /// plain in-order ACK in Open state — through the state machine.
-    pub(super) fn fastretrans_alert(&mut self, prior_snd_una: SeqNum, num_dupack: u32, ack_flag: &mut u32, rexmit: &mut Rexmit) {
+    pub(super) fn fastretrans_alert(
+        &mut self,
+        prior_snd_una: SeqNum,
+        num_dupack: u32,
+        ack_flag: &mut u32,
+        rexmit: &mut Rexmit,
+    ) {
         let flag = *ack_flag;
         let ece_ack = flag & FLAG_ECE != 0;
         let v3 = self.cfg.ack_era == AckEra::V3_12;
@@ -184,7 +190,8 @@ impl Connection {
     /// `tcp_newreno_mark_lost`.
     fn newreno_mark_lost(&mut self, snd_una_advanced: bool) {
         let st = self.tp.ca_state;
-        let due = (st < CaState::Recovery && self.sacked_out >= self.reordering) || (st == CaState::Recovery && snd_una_advanced);
+        let due = (st < CaState::Recovery && self.sacked_out >= self.reordering)
+            || (st == CaState::Recovery && snd_una_advanced);
         if due && self.rtx.head().is_some_and(|h| !h.is(LOST)) {
             self.mark_skb_lost(0);
         }

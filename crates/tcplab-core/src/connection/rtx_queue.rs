@@ -114,7 +114,15 @@ impl RtxQueue {
     }
 
     /// Builds a segment for [`push`](Self::push) with the next id.
-    pub fn new_skb(&self, seq: SeqNum, end_seq: SeqNum, syn: bool, fin: bool, xmit_time: Instant, tx_delivered: u32) -> Skb {
+    pub fn new_skb(
+        &self,
+        seq: SeqNum,
+        end_seq: SeqNum,
+        syn: bool,
+        fin: bool,
+        xmit_time: Instant,
+        tx_delivered: u32,
+    ) -> Skb {
         Skb {
             seq,
             end_seq,

@@ -22,10 +22,7 @@ pub fn vectors_dir() -> PathBuf {
 pub fn load(name: &str) -> Option<Csv> {
     let dir = vectors_dir();
     if !dir.is_dir() {
-        let msg = format!(
-            "SKIPPED: ../shared not found (looked for {}); {name} not checked",
-            dir.display()
-        );
+        let msg = format!("SKIPPED: ../shared not found (looked for {}); {name} not checked", dir.display());
         println!("{msg}");
         // Straight to fd 2, past libtest's output capture, so that a plain
         // `cargo test` shows it too.
@@ -33,8 +30,7 @@ pub fn load(name: &str) -> Option<Csv> {
         return None;
     }
     let path = dir.join(name);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     Some(Csv::parse(name, &text))
 }
 
@@ -54,45 +50,20 @@ pub struct Row {
 
 impl Csv {
     pub fn parse(name: &str, text: &str) -> Csv {
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty());
+        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
         let (_, header) = lines.next().unwrap_or_else(|| panic!("{name}: empty file"));
-        let cols: HashMap<String, usize> = header
-            .trim_end_matches('\r')
-            .split(',')
-            .enumerate()
-            .map(|(i, c)| (c.trim().to_string(), i))
-            .collect();
+        let cols: HashMap<String, usize> =
+            header.trim_end_matches('\r').split(',').enumerate().map(|(i, c)| (c.trim().to_string(), i)).collect();
         let shared = std::rc::Rc::new(cols.clone());
         let ncols = cols.len();
         let rows = lines
             .map(|(i, l)| {
-                let cells: Vec<String> = l
-                    .trim_end_matches('\r')
-                    .split(',')
-                    .map(|c| c.trim().to_string())
-                    .collect();
-                assert_eq!(
-                    cells.len(),
-                    ncols,
-                    "{name}:{}: {} cells, header has {ncols}",
-                    i + 1,
-                    cells.len()
-                );
-                Row {
-                    line: i + 1,
-                    cells,
-                    cols: shared.clone(),
-                }
+                let cells: Vec<String> = l.trim_end_matches('\r').split(',').map(|c| c.trim().to_string()).collect();
+                assert_eq!(cells.len(), ncols, "{name}:{}: {} cells, header has {ncols}", i + 1, cells.len());
+                Row { line: i + 1, cells, cols: shared.clone() }
             })
             .collect();
-        Csv {
-            name: name.to_string(),
-            cols,
-            rows,
-        }
+        Csv { name: name.to_string(), cols, rows }
     }
 
     pub fn has(&self, col: &str) -> bool {
@@ -112,13 +83,7 @@ impl Csv {
         }
         for (id, rows) in &out {
             for (i, r) in rows.iter().enumerate() {
-                assert_eq!(
-                    r.u64("step"),
-                    i as u64,
-                    "{}: {id} steps not in order at line {}",
-                    self.name,
-                    r.line
-                );
+                assert_eq!(r.u64("step"), i as u64, "{}: {id} steps not in order at line {}", self.name, r.line);
             }
         }
         out
@@ -131,10 +96,7 @@ impl Row {
         self.cols.contains_key(col)
     }
     pub fn s(&self, col: &str) -> &str {
-        let i = *self
-            .cols
-            .get(col)
-            .unwrap_or_else(|| panic!("no column {col}"));
+        let i = *self.cols.get(col).unwrap_or_else(|| panic!("no column {col}"));
         &self.cells[i]
     }
     pub fn is_blank(&self, col: &str) -> bool {
@@ -142,18 +104,15 @@ impl Row {
     }
     pub fn u64(&self, col: &str) -> u64 {
         let s = self.s(col);
-        s.parse()
-            .unwrap_or_else(|_| panic!("line {}: column {col} = {s:?} is not a u64", self.line))
+        s.parse().unwrap_or_else(|_| panic!("line {}: column {col} = {s:?} is not a u64", self.line))
     }
     pub fn u32(&self, col: &str) -> u32 {
         let v = self.u64(col);
-        u32::try_from(v)
-            .unwrap_or_else(|_| panic!("line {}: column {col} = {v} exceeds u32", self.line))
+        u32::try_from(v).unwrap_or_else(|_| panic!("line {}: column {col} = {v} exceeds u32", self.line))
     }
     pub fn i64(&self, col: &str) -> i64 {
         let s = self.s(col);
-        s.parse()
-            .unwrap_or_else(|_| panic!("line {}: column {col} = {s:?} is not an i64", self.line))
+        s.parse().unwrap_or_else(|_| panic!("line {}: column {col} = {s:?} is not an i64", self.line))
     }
     pub fn opt_u32(&self, col: &str) -> Option<u32> {
         if self.is_blank(col) {
@@ -201,10 +160,8 @@ impl Checker {
         if expected != got {
             self.total_mismatches += 1;
             if self.mismatches.len() < 30 {
-                self.mismatches.push(format!(
-                    "{}: {}: field {field}: expected {expected}, got {got}",
-                    self.file, self.ctx
-                ));
+                self.mismatches
+                    .push(format!("{}: {}: field {field}: expected {expected}, got {got}", self.file, self.ctx));
             }
         }
     }
@@ -233,11 +190,6 @@ impl Checker {
             );
         }
         assert!(self.rows_checked > 0, "{}: no rows checked", self.file);
-        assert_eq!(
-            self.rows_checked + skipped,
-            total_rows,
-            "{}: rows checked + skipped != rows in file",
-            self.file
-        );
+        assert_eq!(self.rows_checked + skipped, total_rows, "{}: rows checked + skipped != rows in file", self.file);
     }
 }

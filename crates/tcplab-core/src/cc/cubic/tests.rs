@@ -38,32 +38,17 @@ fn test_register_derived_constants() {
     assert_eq!(c.cube_factor(), 2_681_735_677);
     assert!(c.params().validate().is_ok());
     // Old beta (819, before 2.6.x): a different Reno-friendly step.
-    let old = Cubic::new(CubicParams {
-        beta: 819,
-        ..CubicParams::default()
-    });
+    let old = Cubic::new(CubicParams { beta: 819, ..CubicParams::default() });
     assert_eq!(old.beta_scale(), 8 * (1024 + 819) / 3 / (1024 - 819));
 }
 
 #[test]
 fn test_register_rejects_trapping_params_without_panicking() {
     for p in [
-        CubicParams {
-            beta: 1024,
-            ..CubicParams::default()
-        },
-        CubicParams {
-            beta: u32::MAX,
-            ..CubicParams::default()
-        },
-        CubicParams {
-            bic_scale: 0,
-            ..CubicParams::default()
-        },
-        CubicParams {
-            hystart_version: HystartVersion::V3_19,
-            ..CubicParams::default()
-        },
+        CubicParams { beta: 1024, ..CubicParams::default() },
+        CubicParams { beta: u32::MAX, ..CubicParams::default() },
+        CubicParams { bic_scale: 0, ..CubicParams::default() },
+        CubicParams { hystart_version: HystartVersion::V3_19, ..CubicParams::default() },
     ] {
         assert!(p.validate().is_err(), "{p:?}");
         let mut c = Cubic::new(p);
@@ -73,14 +58,7 @@ fn test_register_rejects_trapping_params_without_panicking() {
         tp.max_packets_out = 10;
         for i in 0..100 {
             set_time(&mut tp, i * 10_000);
-            c.pkts_acked(
-                &mut tp,
-                &AckSample {
-                    pkts_acked: 1,
-                    rtt_us: 10_000,
-                    in_flight: 10,
-                },
-            );
+            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 10_000, in_flight: 10 });
             let ack = tp.snd_una;
             c.cong_avoid(&mut tp, ack, 3);
         }
@@ -117,10 +95,7 @@ fn test_congestion_avoidance_after_loss_follows_cubic_curve() {
     //= https://www.rfc-editor.org/rfc/rfc9438#section-4.2
     //= type=test
     //# W_cubic(t) = C * (t - K)^3 + W_max
-    let mut c = Cubic::new(CubicParams {
-        hystart: false,
-        ..CubicParams::default()
-    });
+    let mut c = Cubic::new(CubicParams { hystart: false, ..CubicParams::default() });
     let mut t_us: u64 = 1_000_000;
     let mut tp = ctx_at_us(t_us);
     c.init(&mut tp);
@@ -129,14 +104,7 @@ fn test_congestion_avoidance_after_loss_follows_cubic_curve() {
     tp.is_cwnd_limited = true;
     tp.max_packets_out = 1000;
     // One RTT sample before the loss gives delay_min.
-    c.pkts_acked(
-        &mut tp,
-        &AckSample {
-            pkts_acked: 1,
-            rtt_us: RTT_US as i64,
-            in_flight: 1000,
-        },
-    );
+    c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: RTT_US as i64, in_flight: 1000 });
     assert_eq!(c.ca().delay_min, RTT_US as u32);
 
     // Loss: ssthresh = 1000·717/1024 = 700, W_max = 1000.
@@ -157,11 +125,7 @@ fn test_congestion_avoidance_after_loss_follows_cubic_curve() {
         t_us += RTT_US / tp.snd_cwnd as u64;
         set_time(&mut tp, t_us);
         tp.max_packets_out = tp.snd_cwnd;
-        let sample = AckSample {
-            pkts_acked: 1,
-            rtt_us: RTT_US as i64,
-            in_flight: tp.snd_cwnd,
-        };
+        let sample = AckSample { pkts_acked: 1, rtt_us: RTT_US as i64, in_flight: tp.snd_cwnd };
         c.pkts_acked(&mut tp, &sample);
         seq += 1448;
         c.cong_avoid(&mut tp, seq, 1);
@@ -195,10 +159,7 @@ fn test_congestion_avoidance_after_loss_follows_cubic_curve() {
     assert!(tp.snd_cwnd > 1200, "cwnd {} at 2K", tp.snd_cwnd);
     // On average much closer than a segment.
     let mean = sum_abs_err / checked as f64;
-    assert!(
-        mean < 0.5,
-        "mean |cwnd - W(t)| = {mean:.3}, max {max_err:.3}"
-    );
+    assert!(mean < 0.5, "mean |cwnd - W(t)| = {mean:.3}, max {max_err:.3}");
 }
 
 #[test]
@@ -214,10 +175,7 @@ fn test_recalc_ssthresh_fast_convergence() {
     assert_eq!(c.ca().last_max_cwnd, 680);
     assert_eq!(c.ca().epoch_start, 0);
     // Without fast convergence W_max = cwnd.
-    let mut c = Cubic::new(CubicParams {
-        fast_convergence: false,
-        ..CubicParams::default()
-    });
+    let mut c = Cubic::new(CubicParams { fast_convergence: false, ..CubicParams::default() });
     c.init(&mut tp);
     c.ca_mut().last_max_cwnd = 1000;
     c.ssthresh(&mut tp);
@@ -250,16 +208,7 @@ fn test_loss_state_resets_wmax_delay_min_and_rearms_hystart() {
     assert_eq!(c.ca().last_max_cwnd, 500, "only Loss resets");
     c.set_state(&mut tp, CaState::Loss);
     let ca = c.ca();
-    assert_eq!(
-        (
-            ca.last_max_cwnd,
-            ca.delay_min,
-            ca.epoch_start,
-            ca.cnt,
-            ca.hystart.found
-        ),
-        (0, 0, 0, 0, 0)
-    );
+    assert_eq!((ca.last_max_cwnd, ca.delay_min, ca.epoch_start, ca.cnt, ca.hystart.found), (0, 0, 0, 0, 0));
     assert_eq!(ca.hystart.end_seq, SeqNum(777));
     assert_eq!(ca.hystart.round_start, 6_000_000);
     assert_eq!(ca.hystart.curr_rtt, u32::MAX);
@@ -317,38 +266,17 @@ fn test_v3_18_delayed_ack_ratio_tracks_packets_per_ack_in_open_only() {
     c.init(&mut tp);
     assert_eq!(c.ca().delayed_ack, 32, "2 packets per ACK, ×16");
     for _ in 0..200 {
-        c.pkts_acked(
-            &mut tp,
-            &AckSample {
-                pkts_acked: 4,
-                rtt_us: -1,
-                in_flight: 0,
-            },
-        );
+        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 4, rtt_us: -1, in_flight: 0 });
     }
     // ratio = 15/16·ratio + 4 converges to 4·16 (integer: 49..64).
     let r = c.ca().delayed_ack;
     assert!((49..=64).contains(&r), "{r}");
     tp.ca_state = CaState::Recovery;
-    c.pkts_acked(
-        &mut tp,
-        &AckSample {
-            pkts_acked: 30,
-            rtt_us: -1,
-            in_flight: 0,
-        },
-    );
+    c.pkts_acked(&mut tp, &AckSample { pkts_acked: 30, rtt_us: -1, in_flight: 0 });
     assert_eq!(c.ca().delayed_ack, r, "frozen outside Open");
     tp.ca_state = CaState::Open;
     for _ in 0..100 {
-        c.pkts_acked(
-            &mut tp,
-            &AckSample {
-                pkts_acked: 1000,
-                rtt_us: -1,
-                in_flight: 0,
-            },
-        );
+        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1000, rtt_us: -1, in_flight: 0 });
     }
     assert_eq!(c.ca().delayed_ack as u32, ACK_RATIO_LIMIT);
 }
@@ -370,93 +298,48 @@ fn hystart_round(params: CubicParams) -> (u8, u32, u64) {
     c.init(&mut tp);
     // Samples: the first 8 at 87 ms fix curr_rtt, after one at 80 ms set
     // delay_min; ACKs 3 ms apart so no ACK train.
-    let rtts = [
-        80_000i64, 87_000, 87_000, 87_000, 87_000, 87_000, 87_000, 87_000, 87_000, 87_000, 87_000,
-    ];
+    let rtts = [80_000i64, 87_000, 87_000, 87_000, 87_000, 87_000, 87_000, 87_000, 87_000, 87_000, 87_000];
     for (i, rtt) in rtts.iter().enumerate() {
         t_us += 3_000;
         set_time(&mut tp, t_us);
         tp.snd_una = SeqNum(1_000_000 - 40_000 + i as u32);
-        c.pkts_acked(
-            &mut tp,
-            &AckSample {
-                pkts_acked: 1,
-                rtt_us: *rtt,
-                in_flight: 40,
-            },
-        );
+        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: *rtt, in_flight: 40 });
         if i == 0 {
             // The 80 ms sample belongs to the previous round.
             let v = c.params().hystart_version;
             c.ca_mut().hystart.reset(&tp, v);
         }
     }
-    (
-        c.ca().hystart.found,
-        tp.snd_ssthresh,
-        tp.mib.get(Mib::TcpExtTCPHystartDelayDetect),
-    )
+    (c.ca().hystart.found, tp.snd_ssthresh, tp.mib.get(Mib::TcpExtTCPHystartDelayDetect))
 }
 
 #[test]
 fn test_hystart_delay_threshold_shift_is_the_patch_toggle() {
-    for version in [
-        CubicVersion::V3_18,
-        CubicVersion::V3_19,
-        CubicVersion::Current,
-    ] {
-        let before = CubicParams {
-            hystart_delay_thresh_shift: 4,
-            ..CubicParams::for_version(version)
-        };
-        let after = CubicParams {
-            hystart_delay_thresh_shift: 3,
-            ..CubicParams::for_version(version)
-        };
+    for version in [CubicVersion::V3_18, CubicVersion::V3_19, CubicVersion::Current] {
+        let before = CubicParams { hystart_delay_thresh_shift: 4, ..CubicParams::for_version(version) };
+        let after = CubicParams { hystart_delay_thresh_shift: 3, ..CubicParams::for_version(version) };
         let (found, ssthresh, _) = hystart_round(before);
-        let bit = if version == CubicVersion::Current {
-            1
-        } else {
-            HYSTART_DELAY
-        };
+        let bit = if version == CubicVersion::Current { 1 } else { HYSTART_DELAY };
         assert_eq!(found, bit, "{version:?} >>4 exits (87 > 80 + 5)");
         assert_eq!(ssthresh, 40, "{version:?}");
         let (found, ssthresh, mib) = hystart_round(after);
-        assert_eq!(
-            found, 0,
-            "{version:?} >>3 stays in slow start (87 <= 80 + 10)"
-        );
+        assert_eq!(found, 0, "{version:?} >>3 stays in slow start (87 <= 80 + 10)");
         assert_eq!(ssthresh, TCP_INFINITE_SSTHRESH);
         assert_eq!(mib, 0);
     }
-    assert_eq!(
-        CubicParams::for_version(CubicVersion::V3_18).hystart_delay_thresh_shift,
-        4
-    );
-    assert_eq!(
-        CubicParams::for_version(CubicVersion::V3_19).hystart_delay_thresh_shift,
-        3
-    );
+    assert_eq!(CubicParams::for_version(CubicVersion::V3_18).hystart_delay_thresh_shift, 4);
+    assert_eq!(CubicParams::for_version(CubicVersion::V3_19).hystart_delay_thresh_shift, 3);
     assert_eq!(CubicParams::default().hystart_delay_thresh_shift, 3);
     let released = CubicParams::v3_19_as_released();
-    assert_eq!(
-        (released.version, released.hystart_version),
-        (CubicVersion::V3_18, HystartVersion::V3_19)
-    );
+    assert_eq!((released.version, released.hystart_version), (CubicVersion::V3_18, HystartVersion::V3_19));
     assert!(released.validate().is_ok());
 }
 
 #[test]
 fn test_hystart_counters_from_3_19_only() {
-    for (version, counted) in [
-        (CubicVersion::V3_18, false),
-        (CubicVersion::V3_19, true),
-        (CubicVersion::Current, true),
-    ] {
-        let p = CubicParams {
-            hystart_delay_thresh_shift: 4,
-            ..CubicParams::for_version(version)
-        };
+    for (version, counted) in [(CubicVersion::V3_18, false), (CubicVersion::V3_19, true), (CubicVersion::Current, true)]
+    {
+        let p = CubicParams { hystart_delay_thresh_shift: 4, ..CubicParams::for_version(version) };
         let (_, _, mib) = hystart_round(p);
         assert_eq!(mib == 1, counted, "{version:?}");
     }
@@ -467,10 +350,7 @@ fn test_hystart_3_18_both_detectors_run_even_if_disabled() {
     // hystart_detect = delay only, but a long ACK train still sets the
     // train bit in 3.18 (not acted on); 3.19 does not run the train test.
     for (version, expect_bit) in [(CubicVersion::V3_18, true), (CubicVersion::V3_19, false)] {
-        let mut c = Cubic::new(CubicParams {
-            hystart_detect: HYSTART_DELAY,
-            ..CubicParams::for_version(version)
-        });
+        let mut c = Cubic::new(CubicParams { hystart_detect: HYSTART_DELAY, ..CubicParams::for_version(version) });
         let mut tp = ctx_at_us(1_000_000);
         tp.snd_cwnd = 20;
         tp.snd_nxt = SeqNum(10_000);
@@ -478,24 +358,10 @@ fn test_hystart_3_18_both_detectors_run_even_if_disabled() {
         c.ca_mut().delay_min = 10 << 3; // 10 ms
         for i in 0..8u64 {
             set_time(&mut tp, 1_000_000 + i * 1_000); // 1 ms apart, 8 ms total
-            c.pkts_acked(
-                &mut tp,
-                &AckSample {
-                    pkts_acked: 1,
-                    rtt_us: 10_000,
-                    in_flight: 20,
-                },
-            );
+            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 10_000, in_flight: 20 });
         }
-        assert_eq!(
-            c.ca().hystart.found & HYSTART_ACK_TRAIN != 0,
-            expect_bit,
-            "{version:?}"
-        );
-        assert_eq!(
-            tp.snd_ssthresh, TCP_INFINITE_SSTHRESH,
-            "{version:?}: train not enabled"
-        );
+        assert_eq!(c.ca().hystart.found & HYSTART_ACK_TRAIN != 0, expect_bit, "{version:?}");
+        assert_eq!(tp.snd_ssthresh, TCP_INFINITE_SSTHRESH, "{version:?}: train not enabled");
     }
 }
 
@@ -550,19 +416,12 @@ fn test_no_panic_on_arbitrary_inputs_all_eras() {
         CubicParams::for_version(CubicVersion::V3_19),
         CubicParams::default(),
         CubicParams::v3_19_as_released(),
-        CubicParams {
-            hystart_delay_thresh_shift: 31,
-            hystart_low_window: 0,
-            ..CubicParams::default()
-        },
+        CubicParams { hystart_delay_thresh_shift: 31, hystart_low_window: 0, ..CubicParams::default() },
     ];
     for p in versions {
         for hz in [100u32, 250, 300, 1000] {
             let mut c = Cubic::new(p.clone());
-            let mut tp = CaCtx {
-                hz,
-                ..CaCtx::default()
-            };
+            let mut tp = CaCtx { hz, ..CaCtx::default() };
             c.init(&mut tp);
             for _ in 0..20_000 {
                 tp.snd_cwnd = rng.u32();
@@ -578,13 +437,8 @@ fn test_no_panic_on_arbitrary_inputs_all_eras() {
                 tp.gso_max_size = rng.u32();
                 tp.snd_una = SeqNum(rng.u32());
                 tp.snd_nxt = SeqNum(rng.u32());
-                tp.ca_state = [
-                    CaState::Open,
-                    CaState::Disorder,
-                    CaState::Cwr,
-                    CaState::Recovery,
-                    CaState::Loss,
-                ][(rng.next() % 5) as usize];
+                tp.ca_state = [CaState::Open, CaState::Disorder, CaState::Cwr, CaState::Recovery, CaState::Loss]
+                    [(rng.next() % 5) as usize];
                 if rng.next() & 15 == 0 {
                     let ca = c.ca_mut();
                     ca.delay_min = rng.u32();
@@ -608,11 +462,7 @@ fn test_no_panic_on_arbitrary_inputs_all_eras() {
                         let _ = c.undo_cwnd(&mut tp);
                     }
                     4 | 5 => {
-                        let s = AckSample {
-                            pkts_acked: rng.u32(),
-                            rtt_us: rng.next() as i64,
-                            in_flight: rng.u32(),
-                        };
+                        let s = AckSample { pkts_acked: rng.u32(), rtt_us: rng.next() as i64, in_flight: rng.u32() };
                         c.pkts_acked(&mut tp, &s);
                     }
                     _ => {

@@ -22,20 +22,11 @@ struct Bench {
 
 impl Bench {
     fn new(l: u32) -> Bench {
-        let mut tp = CaCtx {
-            snd_cwnd: 10,
-            snd_una: SeqNum(1000),
-            snd_nxt: SeqNum(1000),
-            ..CaCtx::default()
-        };
+        let mut tp = CaCtx { snd_cwnd: 10, snd_una: SeqNum(1000), snd_nxt: SeqNum(1000), ..CaCtx::default() };
         let mut h = HystartPlusPlus::new(l);
         h.init(&tp);
         tp.snd_nxt = SeqNum(1010);
-        Bench {
-            h,
-            tp,
-            era: CcEra::Current,
-        }
+        Bench { h, tp, era: CcEra::Current }
     }
 
     /// One ACK inside the current round.
@@ -132,20 +123,14 @@ fn test_slow_start_round_ends_when_snd_una_passes_window_end() {
     b.tp.snd_una = SeqNum(1000);
     b.h.pkts_acked(&mut b.tp, 50 * MS, b.era);
     assert_eq!((b.h.rounds, b.h.window_end), (0, SeqNum(1000)));
-    assert_eq!(
-        (b.h.current_round_min_rtt, b.h.rtt_sample_count),
-        (50_000, 1)
-    );
+    assert_eq!((b.h.current_round_min_rtt, b.h.rtt_sample_count), (50_000, 1));
     // One past it: a new round ends at today's snd_nxt, and this ACK's
     // sample is the new round's first (as in Linux 6.13 HyStart).
     b.tp.snd_una = SeqNum(1001);
     b.h.pkts_acked(&mut b.tp, 60 * MS, b.era);
     assert_eq!((b.h.rounds, b.h.window_end), (1, SeqNum(1010)));
     assert_eq!(b.h.last_round_min_rtt, 50_000);
-    assert_eq!(
-        (b.h.current_round_min_rtt, b.h.rtt_sample_count),
-        (60_000, 1)
-    );
+    assert_eq!((b.h.current_round_min_rtt, b.h.rtt_sample_count), (60_000, 1));
     // More ACKs inside the round: the minimum tracks, the end stays
     // although snd_nxt moves.
     b.tp.snd_nxt = SeqNum(1020);
@@ -153,10 +138,7 @@ fn test_slow_start_round_ends_when_snd_una_passes_window_end() {
         b.ack(r);
     }
     assert_eq!((b.h.rounds, b.h.window_end), (1, SeqNum(1010)));
-    assert_eq!(
-        (b.h.current_round_min_rtt, b.h.rtt_sample_count),
-        (55_000, 3)
-    );
+    assert_eq!((b.h.current_round_min_rtt, b.h.rtt_sample_count), (55_000, 3));
     // A round without samples leaves lastRoundMinRTT at infinity next.
     b.end_round();
     assert_eq!(b.h.last_round_min_rtt, 55_000);
@@ -193,10 +175,7 @@ fn test_slow_start_no_css_before_n_rtt_samples() {
     for _ in 0..5 {
         assert_eq!(b.ack(-1), HystartPlusPlusEvent::None);
     }
-    assert_eq!(
-        (b.h.phase, b.h.rtt_sample_count),
-        (HystartPlusPlusPhase::SlowStart, 7)
-    );
+    assert_eq!((b.h.phase, b.h.rtt_sample_count), (HystartPlusPlusPhase::SlowStart, 7));
     assert_eq!(b.ack(200 * MS), HystartPlusPlusEvent::CssEntered);
     assert_eq!(b.h.phase, HystartPlusPlusPhase::Css);
     assert_eq!(b.tp.mib.get(Mib::TcplabHystartPlusPlusCssEntries), 1);
@@ -258,13 +237,7 @@ fn test_slow_start_css_entry_exactly_at_threshold() {
     //#     exit slow start and enter CSS
     // The base RTTs of the sensitivity map: 20 and 40 ms sit on the 4 ms
     // floor / 5 ms, 80 ms is 10 ms, 160 ms the 16 ms ceiling.
-    for (last, thresh) in [
-        (20_000, 4_000),
-        (40_000, 5_000),
-        (80_000, 10_000),
-        (160_000, 16_000),
-        (2_000, 4_000),
-    ] {
+    for (last, thresh) in [(20_000, 4_000), (40_000, 5_000), (80_000, 10_000), (160_000, 16_000), (2_000, 4_000)] {
         let (e, b) = entry(last, last + thresh - 1);
         assert_eq!(e, HystartPlusPlusEvent::None, "{last} µs + {thresh} - 1");
         assert_eq!(b.h.phase, HystartPlusPlusPhase::SlowStart);
@@ -280,17 +253,7 @@ fn test_slow_start_css_entry_uses_round_minimum_not_last_sample() {
     // One low sample among high ones keeps the round minimum low.
     let mut b = Bench::new(0);
     b.round(&[40 * MS; 8]);
-    let e = b.round(&[
-        60 * MS,
-        60 * MS,
-        41 * MS,
-        60 * MS,
-        60 * MS,
-        60 * MS,
-        60 * MS,
-        60 * MS,
-        60 * MS,
-    ]);
+    let e = b.round(&[60 * MS, 60 * MS, 41 * MS, 60 * MS, 60 * MS, 60 * MS, 60 * MS, 60 * MS, 60 * MS]);
     assert_eq!(e, HystartPlusPlusEvent::None);
     assert_eq!(b.h.current_round_min_rtt, 41_000);
 }
@@ -464,10 +427,7 @@ fn test_css_exits_to_congestion_avoidance_after_css_rounds() {
     }
     // The ACK ending the 5th: congestion avoidance.
     b.tp.snd_una = b.h.window_end + 1;
-    assert_eq!(
-        b.h.pkts_acked(&mut b.tp, 50 * MS, b.era),
-        HystartPlusPlusEvent::Exited
-    );
+    assert_eq!(b.h.pkts_acked(&mut b.tp, 50 * MS, b.era), HystartPlusPlusEvent::Exited);
     assert_eq!(b.h.phase, HystartPlusPlusPhase::Done);
     assert_eq!(b.tp.snd_ssthresh, 77);
     assert_eq!(b.tp.mib.get(Mib::TcplabHystartPlusPlusExits), 1);
@@ -548,11 +508,7 @@ fn test_no_panic_on_arbitrary_inputs() {
                 _ => (v >> 8) as u32,
             };
             tp.snd_cwnd = pick(next());
-            tp.snd_ssthresh = if next() % 2 == 0 {
-                TCP_INFINITE_SSTHRESH
-            } else {
-                pick(next())
-            };
+            tp.snd_ssthresh = if next() % 2 == 0 { TCP_INFINITE_SSTHRESH } else { pick(next()) };
             tp.snd_cwnd_clamp = pick(next());
             tp.snd_una = SeqNum(next() as u32);
             tp.snd_nxt = SeqNum(next() as u32);
@@ -585,12 +541,7 @@ fn test_no_panic_on_arbitrary_inputs() {
 /// Returns the context after `acks` ACKs and whether Linux HyStart's
 /// `hystart_update` ever ran (CUBIC only).
 fn bottleneck_run(cc: &mut AnyCc, base_us: u64, serve_us: u64, acks: u32) -> (CaCtx, bool) {
-    let mut tp = CaCtx {
-        snd_cwnd: 10,
-        snd_una: SeqNum(1),
-        snd_nxt: SeqNum(1),
-        ..CaCtx::default()
-    };
+    let mut tp = CaCtx { snd_cwnd: 10, snd_una: SeqNum(1), snd_nxt: SeqNum(1), ..CaCtx::default() };
     let set_time = |tp: &mut CaCtx, us: u64| {
         tp.now = Instant::from_micros(us);
         tp.jiffies = tp.now.jiffies32(tp.hz);
@@ -619,11 +570,7 @@ fn bottleneck_run(cc: &mut AnyCc, base_us: u64, serve_us: u64, acks: u32) -> (Ca
         tp.snd_una += 1;
         tp.max_packets_out = tp.snd_cwnd;
         tp.packets_out = flight.len() as u32;
-        let sample = AckSample {
-            pkts_acked: 1,
-            rtt_us: (now - sent) as i64,
-            in_flight: flight.len() as u32 + 1,
-        };
+        let sample = AckSample { pkts_acked: 1, rtt_us: (now - sent) as i64, in_flight: flight.len() as u32 + 1 };
         cc.pkts_acked(&mut tp, &sample);
         let ack = tp.snd_una;
         cc.cong_avoid(&mut tp, ack, 1);
@@ -636,19 +583,12 @@ fn bottleneck_run(cc: &mut AnyCc, base_us: u64, serve_us: u64, acks: u32) -> (Ca
 }
 
 fn cubic(version: CubicVersion, hspp: bool) -> AnyCc {
-    AnyCc::new(&CcConfig::Cubic(CubicParams {
-        hystart_plus_plus: hspp,
-        ..CubicParams::for_version(version)
-    }))
+    AnyCc::new(&CcConfig::Cubic(CubicParams { hystart_plus_plus: hspp, ..CubicParams::for_version(version) }))
 }
 
 #[test]
 fn test_any_cc_cubic_with_hystart_plus_plus_never_runs_linux_hystart() {
-    for version in [
-        CubicVersion::V3_18,
-        CubicVersion::V3_19,
-        CubicVersion::Current,
-    ] {
+    for version in [CubicVersion::V3_18, CubicVersion::V3_19, CubicVersion::Current] {
         // Control: Linux HyStart's delay test ends slow start on this
         // path (40 ms, 2 ms per packet: BDP 20 packets).
         let mut cc = cubic(version, false);
@@ -676,15 +616,8 @@ fn test_any_cc_cubic_with_hystart_plus_plus_never_runs_linux_hystart() {
         ] {
             assert_eq!(tp.mib.get(m), 0, "{version:?} {m:?}");
         }
-        assert!(
-            tp.mib.get(Mib::TcplabHystartPlusPlusCssEntries) >= 1,
-            "{version:?}"
-        );
-        assert_eq!(
-            tp.mib.get(Mib::TcplabHystartPlusPlusExits),
-            1,
-            "{version:?}"
-        );
+        assert!(tp.mib.get(Mib::TcplabHystartPlusPlusCssEntries) >= 1, "{version:?}");
+        assert_eq!(tp.mib.get(Mib::TcplabHystartPlusPlusExits), 1, "{version:?}");
         let hspp = c.hystart_plus_plus().expect("selected");
         assert_eq!(hspp.phase, HystartPlusPlusPhase::Done);
         assert!(tp.snd_ssthresh < TCP_INFINITE_SSTHRESH);
@@ -696,37 +629,23 @@ fn test_any_cc_cubic_css_loss_gets_cubic_reaction() {
     let mut cc = cubic(CubicVersion::Current, true);
     let mut tp = CaCtx::default();
     cc.init(&mut tp);
-    let AnyCc::Cubic(c) = &mut cc else {
-        unreachable!()
-    };
+    let AnyCc::Cubic(c) = &mut cc else { unreachable!() };
     c.hystart_plus_plus_mut().unwrap().phase = HystartPlusPlusPhase::Css;
     tp.snd_cwnd = 100;
     // Loss in CSS: CUBIC's own beta, not ssthresh = cwnd, and HyStart++
     // is over.
     assert_eq!(cc.ssthresh(&mut tp), 70);
     let AnyCc::Cubic(c) = &cc else { unreachable!() };
-    assert_eq!(
-        c.hystart_plus_plus().unwrap().phase,
-        HystartPlusPlusPhase::Done
-    );
+    assert_eq!(c.hystart_plus_plus().unwrap().phase, HystartPlusPlusPhase::Done);
     // Default CUBIC has no HyStart++ state to show.
-    let AnyCc::Cubic(c) = cubic(CubicVersion::Current, false) else {
-        unreachable!()
-    };
+    let AnyCc::Cubic(c) = cubic(CubicVersion::Current, false) else { unreachable!() };
     assert!(c.hystart_plus_plus().is_none());
-    assert!(
-        !Cubic::new(CubicParams::default())
-            .params()
-            .hystart_plus_plus
-    );
+    assert!(!Cubic::new(CubicParams::default()).params().hystart_plus_plus);
 }
 
 #[test]
 fn test_any_cc_reno_with_hystart_plus_plus() {
-    let params = RenoParams {
-        hystart_plus_plus: true,
-        ..RenoParams::default()
-    };
+    let params = RenoParams { hystart_plus_plus: true, ..RenoParams::default() };
     let mut cc = AnyCc::Reno(Reno::with_params(CcEra::Current, params));
     let (tp, _) = bottleneck_run(&mut cc, 40_000, 2_500, 3_000);
     assert!(tp.mib.get(Mib::TcplabHystartPlusPlusCssEntries) >= 1);
@@ -745,18 +664,8 @@ fn test_any_cc_reno_with_hystart_plus_plus() {
 
 #[test]
 fn test_any_cc_reno_l_and_css_growth_in_cong_avoid() {
-    let mut r = Reno::with_params(
-        CcEra::Current,
-        RenoParams {
-            hystart_plus_plus: true,
-            hystart_plus_plus_l: 0,
-        },
-    );
-    let mut tp = CaCtx {
-        snd_cwnd: 20,
-        max_packets_out: 20,
-        ..CaCtx::default()
-    };
+    let mut r = Reno::with_params(CcEra::Current, RenoParams { hystart_plus_plus: true, hystart_plus_plus_l: 0 });
+    let mut tp = CaCtx { snd_cwnd: 20, max_packets_out: 20, ..CaCtx::default() };
     r.init(&mut tp);
     // A 20-packet stretch ACK, unpaced: +8.
     r.cong_avoid(&mut tp, SeqNum(0), 20);
@@ -767,11 +676,7 @@ fn test_any_cc_reno_l_and_css_growth_in_cong_avoid() {
     assert_eq!(tp.snd_cwnd, 30);
     // Linux's Reno: all 20.
     let mut plain = Reno::new();
-    let mut tp = CaCtx {
-        snd_cwnd: 20,
-        max_packets_out: 20,
-        ..CaCtx::default()
-    };
+    let mut tp = CaCtx { snd_cwnd: 20, max_packets_out: 20, ..CaCtx::default() };
     plain.cong_avoid(&mut tp, SeqNum(0), 20);
     assert_eq!(tp.snd_cwnd, 40);
     assert!(plain.hystart_plus_plus().is_none());

@@ -115,5 +115,4 @@ impl Receiver {
         self.duplicate_sack = None;
         self.num_sacks = 0;
     }
-
 }

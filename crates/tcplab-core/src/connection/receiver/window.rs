@@ -209,5 +209,4 @@ impl Receiver {
         let new_win = new_win.min((u16::MAX as u64) << wscale);
         (new_win >> wscale) as u16
     }
-
 }
