@@ -108,7 +108,21 @@ fn test_bad_set_exits_2_naming_the_argument() {
         &tcplab(&["check", &s, "--set", "link.bottleneck.rate=0bit"]),
         &["--set link.bottleneck.rate=0bit: link[1].rate: a rate must be positive"],
     );
-    assert_error(&tcplab(&["check", &s, "--set", "noequals"]), &["--set noequals: expected KEY=VALUE"]);
+    assert_error(&tcplab(&["check", &s, "--set", "noequals"]), &["--set noequals: \"noequals\" is not KEY=VALUE"]);
+    // A wildcard expands to every flow, and an error names the element.
+    assert_error(
+        &tcplab(&["check", &s, "--set", "flow.*.cc=cubik"]),
+        &["--set flow.*.cc=cubik: flow[0].cc: unknown congestion control"],
+    );
+    assert_error(&tcplab(&["check", &s, "--set", "flow.*"]), &["--set flow.*: \"flow.*\" is not KEY=VALUE"]);
+}
+
+#[test]
+fn test_run_set_wildcard_sets_every_flow() {
+    let file = repo("scenarios/two-flows.toml");
+    let v = run_json(&[&file, "--set", "flow.*.cc=reno", "--set", "run.duration=2s", "--set", "run.goodput_window=1s"]);
+    let ccs: Vec<&str> = v["flows"].as_array().unwrap().iter().map(|f| f["cc"].as_str().unwrap()).collect();
+    assert_eq!(ccs, ["reno", "reno"]);
 }
 
 #[test]

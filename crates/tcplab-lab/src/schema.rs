@@ -63,15 +63,17 @@ impl Scenario {
     }
 }
 
-/// Reads, parses, overrides and validates a scenario file.
+/// Reads, parses, overrides and validates a scenario file. Each `--set`
+/// may use a wildcard (`flow.*.cc=reno`), as in the experiment commands.
 pub fn load(path: &str, sets: &[String], seed: Option<u64>) -> Result<Scenario> {
-    let text = std::fs::read(path).map_err(|e| Error::at(path, format!("cannot read scenario file: {e}")))?;
-    let text = String::from_utf8(text).map_err(|e| {
-        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
-        Error::at(format!("{path}:{line}"), "scenario file is not UTF-8 text")
-    })?;
-    load_str(path, &text, sets, seed)
+    use crate::overrides::{parse_one, Layers, ScenarioText};
+    let text = ScenarioText::read(path)?;
+    let mut layers = Layers::new();
+    for s in sets {
+        let origin = format!("--set {s}");
+        layers.push(&origin, &[parse_one(&origin, s)?]);
+    }
+    text.load(&layers, seed)
 }
 
 /// [`load`] for text already in memory; `name` is used in messages.
