@@ -308,12 +308,14 @@ fn test_bulk_reno_fills_the_bottleneck() {
     assert_eq!(v["flows"][0]["cc"], "reno");
 }
 
-/// The issue asks for Jain >= 0.95 over the last 20 s. CUBIC's shares
-/// oscillate over tens of seconds with synchronised drop-tail losses, so a
-/// 20 s window lands anywhere from 0.85 to 1.0 (docs/fairness.md has the
-/// table). This test holds the model to the band it shows, not to 0.95.
+/// Jain's index of two-flows.toml over its last 20 s, as shipped. The
+/// foundation issue asks for >= 0.95; CUBIC's shares swing over tens of
+/// seconds under synchronised drop-tail losses (docs/fairness.md), and
+/// this deterministic run lands at 0.89. The test holds the band the
+/// model shows; the two tests below hold what the simulator must not get
+/// wrong whatever the window: no bias between identical flows.
 #[test]
-fn test_two_flows_are_fair_over_the_last_20s() {
+fn test_two_flows_share_the_bottleneck_over_the_last_20s() {
     let v = run_json(&[&repo("scenarios/two-flows.toml")]);
     assert_eq!(v["fairness"]["window_s"], 20.0);
     let rates: Vec<f64> =
@@ -324,6 +326,49 @@ fn test_two_flows_are_fair_over_the_last_20s() {
     assert!(jain >= 0.85, "Jain's index {jain} over {rates:?}");
     assert!((v["fairness"]["jain_index"].as_f64().unwrap() - jain).abs() < 1e-9);
     assert!(sum > 80e6, "the two flows together should fill the 100 Mbit/s bottleneck: {sum}");
+}
+
+/// two-flows.toml with 0-20 us of order-keeping jitter on each access link
+/// (host timing noise, so that seeds differ), swept over seeds 1..5;
+/// returns Jain's index of each run.
+fn two_flows_jain_by_seed(sets: &[&str]) -> Vec<f64> {
+    let file = repo("scenarios/two-flows.toml");
+    let jitter: Vec<String> = ["a1", "a2"]
+        .iter()
+        .map(|l| format!(r#"link.{l}.delay={{ model = "ordered-jitter", base = "5us", jitter = "20us" }}"#))
+        .collect();
+    let mut args = vec!["sweep", file.as_str(), "--runs", "5", "--metric", "jain", "--json"];
+    for j in &jitter {
+        args.extend(["--set", j.as_str()]);
+    }
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let o = tcplab(&args);
+    assert_ok(&o);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let runs = v["points"][0]["runs"].as_array().unwrap();
+    runs.iter().map(|r| r["metrics"]["jain"].as_f64().unwrap()).collect()
+}
+
+/// Two Reno flows converge (AIMD: each synchronised loss shrinks the
+/// difference of their windows by beta), so every seed is fair over the
+/// last 20 s: the simulator favours neither host.
+#[test]
+fn test_two_reno_flows_are_fair_over_the_last_20s_on_every_seed() {
+    let j = two_flows_jain_by_seed(&["flow.*.cc=reno"]);
+    assert_eq!(j.len(), 5);
+    assert!(j.iter().all(|x| *x >= 0.95), "Jain's index by seed: {j:?}");
+}
+
+/// Two CUBIC flows swing, but around an even split: over the last 280 s
+/// of a 300 s run the median seed is fair.
+#[test]
+fn test_two_cubic_flows_share_evenly_in_the_long_run() {
+    let mut j = two_flows_jain_by_seed(&["run.duration=300s", "run.goodput_window=280s", "run.trace_interval=1s"]);
+    j.sort_by(f64::total_cmp);
+    assert!(j[2] >= 0.98, "Jain's index over 280 s by seed (sorted): {j:?}");
+    assert!(j[0] >= 0.9, "Jain's index over 280 s by seed (sorted): {j:?}");
 }
 
 #[test]
