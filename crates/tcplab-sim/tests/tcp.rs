@@ -11,19 +11,8 @@ use tcplab_core::{CaState, Mib};
 use tcplab_sim::config::*;
 use tcplab_sim::{bench_config, PacketEvent, PacketEventKind, Sim};
 
-/// a -(100 Mbit/s, 1 ms)- s -(10 Mbit/s, 9 ms, 100-packet queue)- b:
-/// 20 ms RTT, 10 Mbit/s bottleneck.
 fn dumbbell(flows: Vec<FlowConfig>) -> SimConfig {
-    let mut cfg = config(
-        vec![host("a"), switch("s"), host("b")],
-        vec![
-            link("access", 0, 1, 100_000_000, fixed(Duration::from_millis(1)), queue(Limit::Packets(1000))),
-            link("bottleneck", 1, 2, 10_000_000, fixed(Duration::from_millis(9)), queue(Limit::Packets(100))),
-        ],
-        flows,
-    );
-    cfg.duration = Duration::from_secs(5);
-    cfg
+    common::dumbbell(flows, Duration::from_secs(5))
 }
 
 #[test]

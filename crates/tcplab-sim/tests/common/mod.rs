@@ -46,6 +46,21 @@ pub fn config(nodes: Vec<NodeConfig>, links: Vec<LinkConfig>, flows: Vec<FlowCon
     SimConfig { duration: Duration::from_secs(10), seed: 1, nodes, links, flows, trace_interval: None }
 }
 
+/// a -(100 Mbit/s, 1 ms)- s -(10 Mbit/s, 9 ms, 100-packet queue)- b:
+/// 20 ms RTT, 10 Mbit/s bottleneck, run for `duration`.
+pub fn dumbbell(flows: Vec<FlowConfig>, duration: Duration) -> SimConfig {
+    let mut cfg = config(
+        vec![host("a"), switch("s"), host("b")],
+        vec![
+            link("access", 0, 1, 100_000_000, fixed(Duration::from_millis(1)), queue(Limit::Packets(1000))),
+            link("bottleneck", 1, 2, 10_000_000, fixed(Duration::from_millis(9)), queue(Limit::Packets(100))),
+        ],
+        flows,
+    );
+    cfg.duration = duration;
+    cfg
+}
+
 /// A data segment of `payload` bytes and no options: `wire_len` =
 /// 40 + payload. `seq` tags it.
 pub fn data_seg(seq: u32, payload: u32, ecn: Ecn) -> SegmentRepr {
