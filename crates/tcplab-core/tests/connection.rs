@@ -96,21 +96,7 @@ fn test_bulk_transfer_delivers_all_bytes_and_closes() {
     p.ns_per_byte = 80; // 100 Mbit/s
     assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));
     let total = 3_000_000u64;
-    let mut written = 0;
-    for _ in 0..1_000_000 {
-        if written < total {
-            written += p.client.write(total - written);
-            if written == total {
-                p.client.close();
-            }
-        }
-        if !p.step() {
-            break;
-        }
-        if p.server_read == total && p.client.is_closed() {
-            break;
-        }
-    }
+    p.send_and_close(total, Instant::from_millis(600_000), |_| {});
     assert_eq!(p.server_read, total);
     assert_eq!(p.client.info().bytes_acked, total + 2); // + SYN and FIN
     assert!(p.server.read_closed());

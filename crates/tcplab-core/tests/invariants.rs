@@ -51,24 +51,10 @@ fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, to
         }
     });
     assert!(p.drive_until(1000, |p| p.client.state() == TcpState::Established));
-    let mut written = 0u64;
-    let deadline = Instant::from_millis(600_000);
-    while p.now < deadline {
-        if written < total {
-            written += p.client.write(total - written);
-            if written == total {
-                p.client.close();
-            }
-        }
-        if !p.step() {
-            break;
-        }
+    p.send_and_close(total, Instant::from_millis(600_000), |p| {
         check_accounting("client", &p.client.info());
         assert!(p.server_read <= total, "delivered more than was sent");
-        if p.server_read == total && p.client.is_closed() {
-            break;
-        }
-    }
+    });
     assert_eq!(p.server_read, total, "seed {seed} loss {loss_per_mille}‰ reorder {reorder_per_mille}‰");
     assert!(p.server.read_closed(), "FIN delivered after all data");
     // Every data byte crossed at least once; the receiver counted each once.

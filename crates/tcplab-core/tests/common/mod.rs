@@ -186,6 +186,28 @@ impl Pair {
         pred(self)
     }
 
+    /// The client writes `total` bytes and closes; steps until the server
+    /// has read them all and the client is closed, the pair is idle or
+    /// `deadline` passes, calling `each_step` after every step.
+    pub fn send_and_close(&mut self, total: u64, deadline: Instant, mut each_step: impl FnMut(&Pair)) {
+        let mut written = 0u64;
+        while self.now < deadline {
+            if written < total {
+                written += self.client.write(total - written);
+                if written == total {
+                    self.client.close();
+                }
+            }
+            if !self.step() {
+                break;
+            }
+            each_step(self);
+            if self.server_read == total && self.client.is_closed() {
+                break;
+            }
+        }
+    }
+
     /// Segments the client sent that carried payload.
     pub fn client_data_segments(&self) -> impl Iterator<Item = &(Instant, Side, SegmentRepr)> {
         self.log.iter().filter(|(_, s, seg)| *s == Side::Client && seg.payload_len > 0)
