@@ -80,6 +80,7 @@ mibs! {
     TcpExtTCPAckCompressed,
     TcpExtTCPACKSkippedSeq,
     TcpExtTCPSynRetrans,
+    TcpExtTCPWinProbe,
     TcpExtPAWSEstab,
     // tcplab-only, not in Linux (which has no HyStart++): RFC 9406
     // HyStart++ (cc/hystart_plus.rs) for CUBIC and Reno. CSS entries

@@ -343,3 +343,45 @@ fn test_pacing_rate_is_200_percent_in_slow_start_and_120_after() {
     }
     panic!("never left slow start");
 }
+
+// ---------------------------------------------------------------- zero window
+
+/// A slow reader closes the window; the window update it sends when it
+/// reads again is lost. The sender's zero-window probe is an ACK at
+/// snd_una − 1 (`tcp_xmit_probe_skb`), which the receiver must answer
+/// with its current window (`tcp_sequence` fails, `tcp_send_dupack`), so
+/// the transfer finishes after one probe interval instead of stalling.
+#[test]
+fn test_zero_window_probe_recovers_a_lost_window_update() {
+    let cfg = TcpConfig::default();
+    let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(5));
+    p.ns_per_byte = 80;
+    p.server_paused_until = Instant::from_millis(2_000);
+    let mut dropped_update = false;
+    p.filter = Box::new(move |now, side, _| {
+        // The first server ACK after the reader wakes opens the window: drop it.
+        if side == Side::Server && now >= Instant::from_millis(2_000) && !dropped_update {
+            dropped_update = true;
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));
+    // More than the receive buffer holds, so the window closes.
+    let total = 8_000_000;
+    p.send_and_close(total, Instant::from_millis(60_000), |_| {});
+    assert_eq!(p.server_read, total);
+    assert!(p.log.iter().any(|(_, s, g)| *s == Side::Server && g.window == 0), "the window never closed");
+    let probes: Vec<_> = p
+        .log
+        .iter()
+        .filter(|(_, s, g)| *s == Side::Client && g.payload_len == 0 && !g.flags.syn() && !g.flags.fin())
+        .filter(|(_, _, g)| {
+            p.log.iter().any(|(_, s2, d)| *s2 == Side::Client && d.payload_len > 0 && d.seq == g.seq + 1)
+        })
+        .collect();
+    assert!(!probes.is_empty(), "no probe at snd_una - 1");
+    assert!(p.client.counters().get(Mib::TcpExtTCPWinProbe) >= 1);
+    // The transfer resumed within a few probe intervals of the wake-up.
+    assert!(p.now < Instant::from_millis(10_000), "finished at {:?}", p.now);
+}

@@ -67,8 +67,9 @@ fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, to
 }
 
 proptest! {
-    // A fixed seed keeps CI reproducible; run with PROPTEST_RNG_SEED=random
-    // (or another number) to explore further.
+    // A fixed seed keeps CI reproducible; PROPTEST_RNG_SEED=N and
+    // PROPTEST_CASES=N (which proptest applies over this config) explore
+    // further.
     #![proptest_config(ProptestConfig {
         cases: 64,
         rng_seed: proptest::test_runner::RngSeed::Fixed(0x7c1ab),

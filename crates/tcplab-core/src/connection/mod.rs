@@ -260,6 +260,9 @@ pub struct Connection {
     // ---- pending control segments ----
     syn_pending: bool,
     ack_pending: bool,
+    /// A zero-window probe is owed (`tcp_xmit_probe_skb`): an ACK at
+    /// `snd_una − 1`, old to the peer, so that it answers with its window.
+    probe_pending: bool,
     /// A segment was received; decide on an ACK once any data went out.
     ack_check_due: bool,
     /// DCTCP receiver: CE mark of the latest data, `rcv_nxt` before it,
@@ -373,6 +376,7 @@ impl Connection {
             rcv: Receiver::new(cfg),
             syn_pending: false,
             ack_pending: false,
+            probe_pending: false,
             ack_check_due: false,
             ce_state: false,
             prior_rcv_nxt: SeqNum(0),

@@ -130,6 +130,16 @@ impl Connection {
                 self.ack_pending = true;
             }
         }
+        if self.probe_pending {
+            // tcp_xmit_probe_skb: "Use a previous sequence. This should
+            // cause the other end to send an ack." (tcp_sequence rejects it,
+            // tcp_send_dupack answers with the current window.)
+            //= linux:v6.13:net/ipv4/tcp_output.c#tcp_xmit_probe_skb
+            self.probe_pending = false;
+            let mut seg = self.base_segment(self.snd_una - 1u32);
+            self.finish_segment(now, &mut seg, false);
+            return Some(seg);
+        }
         if self.ack_pending {
             let mut seg = self.base_segment(self.snd_nxt);
             self.finish_segment(now, &mut seg, false);
@@ -899,8 +909,8 @@ impl Connection {
             }
             self.commit_unit(now, seg_size.min(len), mss, true);
         } else {
-            // tcp_xmit_probe_skb
-            self.ack_pending = true;
+            self.probe_pending = true;
+            self.tp.mib.inc(Mib::TcpExtTCPWinProbe);
         }
         true
     }

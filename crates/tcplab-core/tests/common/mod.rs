@@ -46,6 +46,8 @@ pub enum Fate {
     Delay(Duration),
     /// Deliver with the IP ECN field set to CE (a marking switch).
     MarkCe,
+    /// Deliver, and deliver a copy this much later (a duplicating path).
+    Duplicate(Duration),
 }
 
 pub struct Pair {
@@ -66,6 +68,9 @@ pub struct Pair {
     pub log: Vec<(Instant, Side, SegmentRepr)>,
     /// Bytes the server application has read.
     pub server_read: u64,
+    /// The server application reads nothing before this time (a slow
+    /// reader: the receive buffer fills and the window closes).
+    pub server_paused_until: Instant,
     pub client_read: u64,
 }
 
@@ -84,6 +89,7 @@ impl Pair {
             filter: Box::new(|_, _, _| Fate::Deliver),
             log: Vec::new(),
             server_read: 0,
+            server_paused_until: now,
             client_read: 0,
         }
     }
@@ -118,6 +124,11 @@ impl Pair {
                         }
                         tx_done + self.delay
                     }
+                    Fate::Duplicate(later) => {
+                        self.seq += 1;
+                        self.queue.push(InFlight { at: tx_done + self.delay + later, seq: self.seq, to, seg });
+                        tx_done + self.delay
+                    }
                 };
                 self.seq += 1;
                 self.queue.push(InFlight { at, seq: self.seq, to, seg });
@@ -127,8 +138,10 @@ impl Pair {
 
     /// Lets the applications read everything available.
     fn read_apps(&mut self) {
-        let n = self.server.readable();
-        self.server_read += self.server.read(n);
+        if self.now >= self.server_paused_until {
+            let n = self.server.readable();
+            self.server_read += self.server.read(n);
+        }
         let n = self.client.readable();
         self.client_read += self.client.read(n);
     }
@@ -137,7 +150,11 @@ impl Pair {
     pub fn step(&mut self) -> bool {
         self.flush();
         let next_pkt = self.queue.peek().map(|p| p.at);
-        let next_timer = [self.client.poll_timeout(), self.server.poll_timeout()].into_iter().flatten().min();
+        // The end of a reader pause is an event when there is data to read.
+        let reader_wakes =
+            (self.now < self.server_paused_until && self.server.readable() > 0).then_some(self.server_paused_until);
+        let next_timer =
+            [self.client.poll_timeout(), self.server.poll_timeout(), reader_wakes].into_iter().flatten().min();
         let next = match (next_pkt, next_timer) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => match a.or(b) {
