@@ -183,7 +183,22 @@ fn apply(text: &str, ops: &[Op]) -> String {
 
 fn check(text: &str, sets: &[String]) -> Result<(), TestCaseError> {
     match load_str("fuzz.toml", text, sets, None) {
-        Ok(sc) => prop_assert!(sc.sim.validate().is_ok()),
+        Ok(mut sc) => {
+            prop_assert!(sc.sim.validate().is_ok());
+            // Whatever the parser accepts must also run: no panic, and
+            // no flow delivers more than its sender sent.
+            sc.sim.duration = sc.sim.duration.min(tcplab_core::time::Duration::from_millis(300));
+            sc.goodput_window = None;
+            let out = tcplab_lab::runner::run(&sc, None);
+            prop_assert!(out.is_ok(), "an accepted scenario failed to run: {:?}", out.err());
+            // A bulk flow's one connection: each data segment carries at
+            // most one MSS. (RPC flows deliver in both directions.)
+            for f in out.unwrap().result.flows.iter().filter(|f| f.rpc.is_none() && f.runs.len() == 1) {
+                let sent_max = u64::from(f.sender_info.data_segs_out) * u64::from(f.sender_info.snd_mss);
+                prop_assert!(f.bytes_delivered <= sent_max, "{}: delivered more than was sent", f.id);
+                prop_assert!(f.goodput_bps.is_finite() && f.goodput_bps >= 0.0, "{}: goodput {}", f.id, f.goodput_bps);
+            }
+        }
         Err(e) => {
             let loc = e.location.clone().unwrap_or_default();
             prop_assert!(loc.starts_with("fuzz.toml") || loc.starts_with("--set"), "no location: {e}");
@@ -250,6 +265,70 @@ proptest! {
     #[test]
     fn test_arbitrary_text_never_panics(text in "\\PC{0,200}") {
         check(&text, &[])?;
+    }
+}
+
+/// Values a user may well give, extreme ones included: every combination
+/// the schema accepts must run.
+const RUN_SETS: &[(&str, &[&str])] = &[
+    ("link.bn.rate", &["1kbit", "64kbit", "1Mbit", "100Mbit", "10Gbit", "400Gbit"]),
+    ("link.access.rate", &["56kbit", "10Mbit", "1Gbit", "100Gbit"]),
+    (
+        "link.bn.delay",
+        &[
+            "0us",
+            "1us",
+            "20ms",
+            "2s",
+            r#"{ model = "uniform", min = "0ms", max = "30ms" }"#,
+            r#"{ model = "ordered-jitter", base = "0us", jitter = "10ms" }"#,
+            r#"{ model = "random-walk", base = "1ms", amplitude = "20ms", step = "1ms", interval = "100us" }"#,
+            r#"{ model = "on-off", base = "1ms", delay = "50ms", mean_on = "10ms", mean_off = "10ms", slot = "1ms" }"#,
+        ],
+    ),
+    (
+        "link.bn.queue",
+        &[
+            r#"{ limit = "1p" }"#,
+            r#"{ limit = "2p", ecn_threshold = "1p" }"#,
+            r#"{ limit = "100000p" }"#,
+            r#"{ bytes = 1500 }"#,
+            r#"{ limit = "64KB", ecn_threshold = "1p" }"#,
+        ],
+    ),
+    ("flow.f1.cc", &["reno", "cubic", "dctcp"]),
+    ("tcp.preset", &["linux-current", "v3.11", "v3.12", "v3.18", "v3.19", "v4.17"]),
+    (
+        "flow.f1.app",
+        &[
+            r#"{ kind = "bulk" }"#,
+            r#"{ kind = "bulk", bytes = "1B" }"#,
+            r#""rpc""#,
+            r#"{ kind = "rpc", request = "1B", response = "1MB", count = 3 }"#,
+            r#"{ kind = "rpc", request = "100KB", response = "1B", think = "1ms", samples = 5 }"#,
+        ],
+    ),
+    ("flow.f1.tcp.tcp_sack", &["0", "1"]),
+    ("flow.f1.tcp.tcp_timestamps", &["0", "1"]),
+    ("flow.f1.tcp.tcp_ecn", &["0", "1"]),
+    ("flow.f1.tcp.mtu", &["68", "576", "9000"]),
+    ("node.h1.qdisc", &[r#""pfifo""#, r#""fq""#]),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128)
+    ))]
+
+    #[test]
+    fn test_accepted_random_scenarios_run(picks in prop::collection::vec((0..RUN_SETS.len(), any::<usize>()), 1..8)) {
+        // Start the flow inside the 300 ms that check() runs.
+        let mut sets = vec!["flow.f1.start=0s".to_string()];
+        sets.extend(picks.into_iter().map(|(k, v)| {
+            let (key, values) = RUN_SETS[k];
+            format!("{key}={}", values[v % values.len()])
+        }));
+        check(VALID, &sets)?;
     }
 }
 
