@@ -182,7 +182,11 @@ fn apply(text: &str, ops: &[Op]) -> String {
 }
 
 fn check(text: &str, sets: &[String]) -> Result<(), TestCaseError> {
-    match load_str("fuzz.toml", text, sets, None) {
+    check_named("fuzz.toml", text, sets)
+}
+
+fn check_named(name: &str, text: &str, sets: &[String]) -> Result<(), TestCaseError> {
+    match load_str(name, text, sets, None) {
         Ok(mut sc) => {
             prop_assert!(sc.sim.validate().is_ok());
             // Whatever the parser accepts must also run: no panic, and
@@ -201,7 +205,7 @@ fn check(text: &str, sets: &[String]) -> Result<(), TestCaseError> {
         }
         Err(e) => {
             let loc = e.location.clone().unwrap_or_default();
-            prop_assert!(loc.starts_with("fuzz.toml") || loc.starts_with("--set"), "no location: {e}");
+            prop_assert!(loc.starts_with(name) || loc.starts_with("--set"), "no location: {e}");
             // The simulator's own validation is only a backstop: the
             // scenario checks must catch everything first, with a line.
             prop_assert!(!e.message.starts_with("invalid scenario:"), "missed by the schema: {e}");
@@ -324,15 +328,104 @@ proptest! {
     fn test_accepted_random_scenarios_run(picks in prop::collection::vec((0..RUN_SETS.len(), any::<usize>()), 1..8)) {
         // Start the flow inside the 300 ms that check() runs.
         let mut sets = vec!["flow.f1.start=0s".to_string()];
-        sets.extend(picks.into_iter().map(|(k, v)| {
-            let (key, values) = RUN_SETS[k];
-            format!("{key}={}", values[v % values.len()])
-        }));
+        sets.extend(picked_sets(RUN_SETS, picks));
         check(VALID, &sets)?;
     }
+
+    #[test]
+    fn test_accepted_random_multi_flow_scenarios_run(picks in prop::collection::vec((any::<usize>(), any::<usize>()), 1..8)) {
+        check_named("multi.toml", MULTI, &picked_sets(MULTI_SETS, picks))?;
+    }
+}
+
+/// Three hosts into a fourth through one switch: a repeated bulk flow, an
+/// RPC flow and a paced bulk flow share the port, for [`MULTI_SETS`].
+const MULTI: &str = r#"[run]
+duration = "300ms"
+seed = 5
+
+[[node]]
+name = "h1"
+[[node]]
+name = "h2"
+qdisc = "fq"
+[[node]]
+name = "h3"
+[[node]]
+name = "sw"
+kind = "switch"
+
+[[link]]
+name = "l1"
+a = "h1"
+b = "sw"
+rate = "1Gbit"
+delay = "10us"
+[[link]]
+name = "l2"
+a = "h2"
+b = "sw"
+rate = "1Gbit"
+delay = "10us"
+[[link]]
+name = "port"
+a = "sw"
+b = "h3"
+rate = "100Mbit"
+delay = "1ms"
+queue = { limit = "100p", ecn_threshold = "20p" }
+
+[[flow]]
+id = "bulk"
+from = "h1"
+to = "h3"
+cc = "cubic"
+app = { kind = "bulk", bytes = "200KB" }
+repeat = 3
+gap = "10ms"
+[[flow]]
+id = "rpc"
+from = "h1"
+to = "h3"
+cc = "reno"
+app = { kind = "rpc", request = "10KB", response = "10KB" }
+[[flow]]
+id = "paced"
+from = "h2"
+to = "h3"
+cc = "dctcp"
+"#;
+
+const MULTI_SETS: &[(&str, &[&str])] = &[
+    ("link.port.rate", &["10kbit", "1Mbit", "1Gbit", "100Gbit"]),
+    ("link.port.queue", &[r#"{ limit = "1p" }"#, r#"{ limit = "3p", ecn_threshold = "1p" }"#, r#"{ bytes = 1000 }"#]),
+    ("link.port.delay", &["0us", r#"{ model = "uniform", min = "0ms", max = "5ms" }"#]),
+    ("node.h2.qdisc", &[r#""pfifo""#, r#"{ kind = "fq", pacing = "edt" }"#]),
+    ("flow.bulk.cc", &["reno", "cubic", "dctcp"]),
+    ("flow.rpc.cc", &["reno", "cubic", "dctcp"]),
+    ("flow.paced.cc", &["reno", "cubic", "dctcp"]),
+    ("flow.paced.start", &["0s", "100ms"]),
+    ("flow.rpc.nodelay", &["true", "false"]),
+    ("flow.bulk.repeat", &["1", "50"]),
+    ("flow.bulk.gap", &["0s", "1ms"]),
+    ("flow.rpc.app", &[r#""rpc""#, r#"{ kind = "rpc", request = "1B", response = "3MB" }"#]),
+    ("tcp.preset", &["linux-current", "v3.11", "v3.12", "v3.18", "v3.19", "v4.17"]),
+    ("tcp.tcp_ecn", &["0", "1", "2"]),
+];
+
+/// `--set` arguments from a table of keys and values.
+fn picked_sets(table: &[(&str, &[&str])], picks: Vec<(usize, usize)>) -> Vec<String> {
+    picks
+        .into_iter()
+        .map(|(k, v)| {
+            let (key, values) = table[k % table.len()];
+            format!("{key}={}", values[v % values.len()])
+        })
+        .collect()
 }
 
 #[test]
 fn test_seed_scenario_is_valid() {
     load_str("fuzz.toml", VALID, &[], None).unwrap();
+    load_str("multi.toml", MULTI, &[], None).unwrap();
 }
