@@ -7,9 +7,7 @@ use tcplab_core::time::{Duration, Instant};
 use tcplab_core::{CaState, Mib, TcpConfig, TcpState};
 
 fn reno() -> TcpConfig {
-    let mut c = TcpConfig::default();
-    c.congestion_control = tcplab_core::cc::CcConfig::from_name("reno").unwrap();
-    c
+    TcpConfig { congestion_control: tcplab_core::cc::CcConfig::from_name("reno").unwrap(), ..TcpConfig::default() }
 }
 
 // ---------------------------------------------------------------- handshake
@@ -71,8 +69,7 @@ fn test_syn_lost_is_retransmitted_after_1s() {
 
 #[test]
 fn test_syn_lost_without_timestamps_falls_back_to_3s_rto() {
-    let mut cfg = TcpConfig::default();
-    cfg.tcp_timestamps = false;
+    let cfg = TcpConfig { tcp_timestamps: false, ..TcpConfig::default() };
     let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(5));
     let mut first = true;
     p.filter = Box::new(move |_, side, seg| {
@@ -252,9 +249,8 @@ fn test_burst_loss_prr_sends_in_proportion_and_exits_at_ssthresh() {
 fn test_metrics_cache_carries_ssthresh_and_rtt_to_next_connection() {
     use tcplab_core::wire::SeqNum;
     use tcplab_core::{Connection, TcpMetrics};
-    let mut cfg = TcpConfig::default();
     // v3.x-era behaviour: ssthresh is saved and reused.
-    cfg.tcp_no_ssthresh_metrics_save = false;
+    let cfg = TcpConfig { tcp_no_ssthresh_metrics_save: false, ..TcpConfig::default() };
     let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(10));
     p.ns_per_byte = 800;
     assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));

@@ -105,8 +105,8 @@ fn forge(p: &Pair, from: Side, m: &Mutation) -> Option<SegmentRepr> {
         seg.options.timestamp = m.ts;
     }
     if m.syn_options {
-        seg.options.mss = Some((m.window % 2000) as u16);
-        seg.options.wscale = Some((m.flags % 20) as u8);
+        seg.options.mss = Some(m.window % 2000);
+        seg.options.wscale = Some(m.flags % 20);
         seg.options.sack_permitted = true;
     }
     Some(seg)

@@ -30,10 +30,12 @@ fn check_accounting(who: &str, i: &TcpInfo) {
 }
 
 fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, total: u64, sack: bool, ts: bool) {
-    let mut cfg = TcpConfig::default();
-    cfg.congestion_control = tcplab_core::cc::CcConfig::from_name(cc).unwrap();
-    cfg.tcp_sack = sack;
-    cfg.tcp_timestamps = ts;
+    let cfg = TcpConfig {
+        congestion_control: tcplab_core::cc::CcConfig::from_name(cc).unwrap(),
+        tcp_sack: sack,
+        tcp_timestamps: ts,
+        ..TcpConfig::default()
+    };
     let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(5));
     p.ns_per_byte = 80; // 100 Mbit/s
     let mut rng = Lcg(seed);

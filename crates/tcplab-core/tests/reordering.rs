@@ -145,8 +145,7 @@ fn test_reordered_delivery_raises_reordering_by_its_distance() {
 
 #[test]
 fn test_reordering_never_exceeds_tcp_max_reordering() {
-    let mut cfg = TcpConfig::default();
-    cfg.tcp_max_reordering = 5;
+    let cfg = TcpConfig { tcp_max_reordering: 5, ..TcpConfig::default() };
     let mut s = Sender::new(cfg, None, 200_000);
     s.ack(0, &[(8, 9)], None);
     s.ack(9, &[], None);
@@ -178,8 +177,7 @@ fn test_v3_reordering_counted_in_packets() {
 fn test_dsack_of_spurious_fast_retransmit_restores_cwnd_and_ssthresh() {
     // SACK-based loss detection of the patch's era (RACK off), in the
     // v3.12 structure and in the current one.
-    let mut current = TcpConfig::default();
-    current.tcp_recovery = 0;
+    let current = TcpConfig { tcp_recovery: 0, ..TcpConfig::default() };
     for cfg in [TcpConfig::preset("v3.12").unwrap(), current] {
         let era = cfg.preset;
         let mut s = Sender::new(cfg, None, 400_000);

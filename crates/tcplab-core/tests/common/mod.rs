@@ -50,6 +50,9 @@ pub enum Fate {
     Duplicate(Duration),
 }
 
+/// Decides each segment's fate; sees the time and the direction it travels.
+pub type Filter = Box<dyn FnMut(Instant, Side, &SegmentRepr) -> Fate>;
+
 pub struct Pair {
     pub now: Instant,
     pub client: Connection,
@@ -63,7 +66,7 @@ pub struct Pair {
     queue: BinaryHeap<InFlight>,
     seq: u64,
     /// Decides each segment's fate; sees the direction it travels.
-    pub filter: Box<dyn FnMut(Instant, Side, &SegmentRepr) -> Fate>,
+    pub filter: Filter,
     /// Every segment sent, with the time and sender.
     pub log: Vec<(Instant, Side, SegmentRepr)>,
     /// Bytes the server application has read.
