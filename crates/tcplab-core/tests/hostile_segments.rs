@@ -9,13 +9,13 @@
 
 mod common;
 
-use common::{Pair, Side};
+use common::{check_accounting, Pair, Side};
 use proptest::prelude::*;
 use tcplab_core::cc::CcConfig;
 use tcplab_core::config::PRESETS;
 use tcplab_core::time::{Duration, Instant};
 use tcplab_core::wire::{Ecn, SackBlock, SegmentRepr, SeqNum, TcpFlags};
-use tcplab_core::{TcpConfig, TcpInfo, TcpState};
+use tcplab_core::{TcpConfig, TcpState};
 
 #[derive(Clone, Debug)]
 struct Mutation {
@@ -70,12 +70,6 @@ fn mutation() -> impl Strategy<Value = Mutation> {
                 }
             },
         )
-}
-
-fn check_accounting(i: &TcpInfo, ctx: &str) {
-    assert!(i.sacked + i.lost <= i.unacked, "left_out > packets_out ({ctx}): {i:?}");
-    assert!(i.retrans <= i.unacked, "retrans_out > packets_out ({ctx}): {i:?}");
-    assert!(i.snd_cwnd >= 1, "cwnd 0 ({ctx}): {i:?}");
 }
 
 fn shift(s: SeqNum, d: i64) -> SeqNum {

@@ -4,30 +4,10 @@
 
 mod common;
 
-use common::{Fate, Pair, Side};
+use common::{check_accounting, Fate, Lcg, Pair, Side};
 use proptest::prelude::*;
 use tcplab_core::time::{Duration, Instant};
-use tcplab_core::{TcpConfig, TcpInfo, TcpState};
-
-/// A small deterministic generator so each case is reproducible from its seed.
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 33) as u32
-    }
-    fn chance(&mut self, per_mille: u32) -> bool {
-        self.next() % 1000 < per_mille
-    }
-}
-
-fn check_accounting(who: &str, i: &TcpInfo) {
-    // tcp_verify_left_out: sacked + lost never exceed packets_out, and
-    // tcp_packets_in_flight = unacked − sacked − lost + retrans ≥ 0.
-    assert!(i.sacked + i.lost <= i.unacked, "{who}: left_out > packets_out: {i:?}");
-    assert!(i.retrans <= i.unacked, "{who}: retrans_out > packets_out: {i:?}");
-    assert!(i.snd_cwnd >= 1, "{who}: cwnd 0: {i:?}");
-}
+use tcplab_core::{TcpConfig, TcpState};
 
 fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, total: u64, sack: bool, ts: bool) {
     let cfg = TcpConfig {
@@ -54,7 +34,7 @@ fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, to
     });
     assert!(p.drive_until(1000, |p| p.client.state() == TcpState::Established));
     p.send_and_close(total, Instant::from_millis(600_000), |p| {
-        check_accounting("client", &p.client.info());
+        check_accounting(&p.client.info(), "client");
         assert!(p.server_read <= total, "delivered more than was sent");
     });
     assert_eq!(p.server_read, total, "seed {seed} loss {loss_per_mille}‰ reorder {reorder_per_mille}‰");

@@ -9,14 +9,14 @@
 
 mod common;
 
-use common::{Fate, Pair};
+use common::{check_accounting, Fate, Lcg, Pair};
 use proptest::prelude::*;
 use std::cell::Cell;
 use std::rc::Rc;
 use tcplab_core::cc::CcConfig;
 use tcplab_core::config::PRESETS;
 use tcplab_core::time::Duration;
-use tcplab_core::{TcpConfig, TcpInfo, TcpState};
+use tcplab_core::{TcpConfig, TcpState};
 
 /// What the path does to each segment, in per-mille, both directions.
 #[derive(Clone, Copy, Debug, Default)]
@@ -58,23 +58,6 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<bool>().prop_map(Op::BlockXmit),
         2 => path().prop_map(Op::SetPath),
     ]
-}
-
-/// sacked + lost ≤ packets_out, retrans_out ≤ packets_out (so that
-/// tcp_packets_in_flight is never negative), cwnd ≥ 1.
-fn check_accounting(i: &TcpInfo, ctx: &str) {
-    assert!(i.sacked + i.lost <= i.unacked, "left_out > packets_out ({ctx}): {i:?}");
-    assert!(i.retrans <= i.unacked, "retrans_out > packets_out ({ctx}): {i:?}");
-    assert!(i.snd_cwnd >= 1, "cwnd 0 ({ctx}): {i:?}");
-}
-
-/// A small deterministic generator for the path's coin flips.
-struct Lcg(u64);
-impl Lcg {
-    fn below(&mut self, n: u32) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as u32) % n
-    }
 }
 
 fn run(preset: &str, cc: &str, seed: u64, ops: &[Op]) {

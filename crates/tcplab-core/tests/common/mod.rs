@@ -233,3 +233,33 @@ impl Pair {
         self.log.iter().filter(|(_, s, seg)| *s == Side::Client && seg.payload_len > 0)
     }
 }
+
+/// A small deterministic generator, so each property-test case is
+/// reproducible from its seed.
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    pub fn next(&mut self) -> u32 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) as u32
+    }
+
+    /// True with probability `per_mille` / 1000.
+    pub fn chance(&mut self, per_mille: u32) -> bool {
+        self.next() % 1000 < per_mille
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u32) -> u32 {
+        self.next() % n
+    }
+}
+
+/// The sender's accounting invariants (`tcp_verify_left_out`): sacked +
+/// lost never exceed packets_out, retrans_out never exceeds packets_out,
+/// so `tcp_packets_in_flight` is never negative; and cwnd ≥ 1.
+pub fn check_accounting(i: &tcplab_core::TcpInfo, ctx: &str) {
+    assert!(i.sacked + i.lost <= i.unacked, "left_out > packets_out ({ctx}): {i:?}");
+    assert!(i.retrans <= i.unacked, "retrans_out > packets_out ({ctx}): {i:?}");
+    assert!(i.snd_cwnd >= 1, "cwnd 0 ({ctx}): {i:?}");
+}
