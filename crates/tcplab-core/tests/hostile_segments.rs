@@ -151,14 +151,7 @@ fn run(preset: &str, cc: &str, sack: bool, ts: bool, muts: &[Mutation]) {
 }
 
 proptest! {
-    // A fixed seed keeps CI reproducible; PROPTEST_RNG_SEED=N and
-    // PROPTEST_CASES=N (which proptest applies over this config) explore
-    // further.
-    #![proptest_config(ProptestConfig {
-        cases: 128,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(0x5e9f),
-        .. ProptestConfig::default()
-    })]
+    #![proptest_config(common::proptest_config(128, 0x5e9f))]
 
     #[test]
     fn prop_hostile_segments_never_panic_or_break_accounting(

@@ -49,14 +49,7 @@ fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, to
 }
 
 proptest! {
-    // A fixed seed keeps CI reproducible; PROPTEST_RNG_SEED=N and
-    // PROPTEST_CASES=N (which proptest applies over this config) explore
-    // further.
-    #![proptest_config(ProptestConfig {
-        cases: 64,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(0x7c1ab),
-        .. ProptestConfig::default()
-    })]
+    #![proptest_config(common::proptest_config(64, 0x7c1ab))]
 
     #[test]
     fn prop_every_byte_once_in_order_cubic(seed in any::<u64>(), loss in 0u32..60, reorder in 0u32..200, sack in any::<bool>(), ts in any::<bool>()) {

@@ -162,14 +162,7 @@ fn run(preset: &str, cc: &str, seed: u64, ops: &[Op]) {
 }
 
 proptest! {
-    // A fixed seed keeps CI reproducible; PROPTEST_RNG_SEED=N and
-    // PROPTEST_CASES=N (which proptest applies over this config) explore
-    // further.
-    #![proptest_config(ProptestConfig {
-        cases: 192,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(0x0b5e9),
-        .. ProptestConfig::default()
-    })]
+    #![proptest_config(common::proptest_config(192, 0x0b5e9))]
 
     #[test]
     fn prop_op_sequences_keep_the_invariants(

@@ -263,3 +263,15 @@ pub fn check_accounting(i: &tcplab_core::TcpInfo, ctx: &str) {
     assert!(i.retrans <= i.unacked, "retrans_out > packets_out ({ctx}): {i:?}");
     assert!(i.snd_cwnd >= 1, "cwnd 0 ({ctx}): {i:?}");
 }
+
+/// The property tests' configuration: `cases` cases from a fixed seed, so
+/// CI sees the same cases every run. `PROPTEST_CASES=N` and
+/// `PROPTEST_RNG_SEED=N`, which proptest applies over this, search
+/// further.
+pub fn proptest_config(cases: u32, seed: u64) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
+        ..proptest::test_runner::Config::default()
+    }
+}
