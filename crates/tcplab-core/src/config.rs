@@ -10,6 +10,22 @@ use crate::cc::dctcp::{DctcpParams, DctcpVersion};
 use crate::cc::CcConfig;
 use crate::prr::PrrRule;
 
+/// How congestion control decides that cwnd, not the application or the
+/// pacing, limits the sender (`tcp_is_cwnd_limited`, include/net/tcp.h):
+/// cwnd only grows while it does.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum CwndLimitedRule {
+    /// Before 3.16: the ACK's prior in-flight fills cwnd, or leaves less
+    /// than a TSO frame (`tcp_tso_win_divisor`) or `tcp_max_burst`
+    /// (= reordering) of room.
+    InFlight,
+    /// 3.16 and since ("tcp: fix cwnd limited checking to improve
+    /// congestion control"): the flag `tcp_cwnd_validate` latches per
+    /// window, and in slow start cwnd < 2 x max_packets_out.
+    #[default]
+    Latched,
+}
+
 /// Which ACKs may grow cwnd (`tcp_may_raise_cwnd`, tcp_input.c), the knob of
 /// "tcp: increase throughput when reordering is high" (v3.12).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
@@ -121,6 +137,8 @@ pub struct TcpConfig {
     /// Which ACKs may grow cwnd (patch "increase throughput when
     /// reordering is high").
     pub cwnd_growth: CwndGrowthRule,
+    /// How `tcp_is_cwnd_limited` decides whether cwnd limits the sender.
+    pub cwnd_limited_rule: CwndLimitedRule,
     /// The era of the ACK-processing structure.
     pub ack_era: AckEra,
     /// What `cong_avoid`'s `acked` counts.
@@ -193,6 +211,7 @@ impl TcpConfig {
             so_sndbuf: 0,
             so_rcvbuf: 0,
             cwnd_growth: CwndGrowthRule::V3_12,
+            cwnd_limited_rule: CwndLimitedRule::Latched,
             ack_era: AckEra::Current,
             acked_count: AckedCount::Delivered,
             tcp_fack: false,
@@ -221,6 +240,9 @@ impl TcpConfig {
                 c.ack_on_cwr = false;
                 c.dctcp_ack_on_ce_change = false;
                 c.cwnd_growth = if name == "v3.11" { CwndGrowthRule::V3_11 } else { CwndGrowthRule::V3_12 };
+                if matches!(name, "v3.11" | "v3.12") {
+                    c.cwnd_limited_rule = CwndLimitedRule::InFlight;
+                }
                 c.ack_era = AckEra::V3_12;
                 c.tcp_fack = true;
                 // 3.12-3.19 paced at 200 % in every phase; the ss/ca split

@@ -14,7 +14,7 @@ use tcplab_core::cc::dctcp::{DctcpParams, DctcpVersion};
 use tcplab_core::cc::hystart::HystartVersion;
 use tcplab_core::cc::reno::RenoParams;
 use tcplab_core::cc::CcConfig;
-use tcplab_core::config::{AckEra, AckedCount, CwndGrowthRule};
+use tcplab_core::config::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule};
 use tcplab_core::prr::PrrRule;
 use tcplab_core::TcpConfig;
 
@@ -92,6 +92,7 @@ pub fn type_desc<C>(k: &Knob<C>) -> String {
 }
 
 const CWND_GROWTH: &[&str] = &["v3.11", "posted", "v3.12"];
+const CWND_LIMITED: &[&str] = &["in-flight", "latched"];
 const ACK_ERAS: &[&str] = &["v3.12", "current"];
 const ACKED_COUNTS: &[&str] = &["per-ack", "cumulative", "delivered"];
 const PRR_RULES: &[&str] = &["v3.12", "v4.17", "current"];
@@ -110,6 +111,17 @@ fn set_cwnd_growth(c: &mut TcpConfig, n: &str) {
         "posted" => CwndGrowthRule::Posted,
         _ => CwndGrowthRule::V3_12,
     };
+}
+
+fn cwnd_limited_name(c: &TcpConfig) -> &'static str {
+    match c.cwnd_limited_rule {
+        CwndLimitedRule::InFlight => "in-flight",
+        CwndLimitedRule::Latched => "latched",
+    }
+}
+
+fn set_cwnd_limited(c: &mut TcpConfig, n: &str) {
+    c.cwnd_limited_rule = if n == "in-flight" { CwndLimitedRule::InFlight } else { CwndLimitedRule::Latched };
 }
 
 fn ack_era_name(c: &TcpConfig) -> &'static str {
@@ -277,6 +289,11 @@ pub static KNOBS: &[Knob] = &[
         name: "cwnd_growth",
         kind: Kind::Choice { names: CWND_GROWTH, get: cwnd_growth_name, set: set_cwnd_growth },
         doc: "Which ACKs may grow cwnd (patch \"tcp: increase throughput when reordering is high\").",
+    },
+    Knob {
+        name: "cwnd_limited_rule",
+        kind: Kind::Choice { names: CWND_LIMITED, get: cwnd_limited_name, set: set_cwnd_limited },
+        doc: "tcp_is_cwnd_limited: in-flight (before 3.16: the ACK's prior in-flight against cwnd, tcp_max_burst and TSO room) or latched (3.16+: tcp_cwnd_validate's flag).",
     },
     Knob {
         name: "ack_era",

@@ -150,6 +150,21 @@ pub struct CaCtx {
     pub ecn_ok: bool,
     /// MIB counters the algorithm may increment (HyStart's).
     pub mib: Counters,
+    /// Set around `cong_avoid` when the pre-3.16 cwnd-limited test is in
+    /// force ([`crate::config::CwndLimitedRule::InFlight`]).
+    pub in_flight_limit: Option<InFlightLimit>,
+}
+
+/// The inputs of the pre-3.16 `tcp_is_cwnd_limited(sk, in_flight)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InFlightLimit {
+    /// `tcp_packets_in_flight()` before the ACK was processed, as
+    /// `tcp_ack` passes it (`prior_in_flight`).
+    pub prior_in_flight: u32,
+    /// `tcp_max_burst()`: `tp->reordering` in those kernels.
+    pub max_burst: u32,
+    /// `sysctl_tcp_tso_win_divisor`.
+    pub tso_win_divisor: u32,
 }
 
 impl Default for CaCtx {
@@ -181,6 +196,7 @@ impl Default for CaCtx {
             rcv_mss: 536,
             ecn_ok: false,
             mib: Counters::default(),
+            in_flight_limit: None,
         }
     }
 }
@@ -311,6 +327,9 @@ pub fn tcp_in_slow_start(tp: &CaCtx, era: CcEra) -> bool {
 //= linux:v6.13:include/net/tcp.h#tcp_is_cwnd_limited
 //= linux:v4.17:include/net/tcp.h#tcp_is_cwnd_limited
 pub fn tcp_is_cwnd_limited(tp: &CaCtx, era: CcEra) -> bool {
+    if let Some(v) = tp.in_flight_limit {
+        return tcp_is_cwnd_limited_in_flight(tp, v);
+    }
     let below_twice_sent = (tp.snd_cwnd as u64) < 2 * tp.max_packets_out as u64;
     match era {
         CcEra::Current => tp.is_cwnd_limited || (tcp_in_slow_start(tp, era) && below_twice_sent),
@@ -321,6 +340,25 @@ pub fn tcp_is_cwnd_limited(tp: &CaCtx, era: CcEra) -> bool {
             tp.is_cwnd_limited
         }
     }
+}
+
+/// `tcp_is_cwnd_limited(sk, in_flight)` before 3.16: cwnd is full, or what
+/// is left is too little for a TSO frame worth sending, or at most a
+/// `tcp_max_burst`. The modelled sender always has GSO (`sk_can_gso`),
+/// with `sk_gso_max_segs` = 65535.
+//= linux:v3.11:net/ipv4/tcp_cong.c#tcp_is_cwnd_limited
+pub fn tcp_is_cwnd_limited_in_flight(tp: &CaCtx, v: InFlightLimit) -> bool {
+    if v.prior_in_flight >= tp.snd_cwnd {
+        return true;
+    }
+    let left = tp.snd_cwnd - v.prior_in_flight;
+    if u64::from(left) * u64::from(v.tso_win_divisor) < u64::from(tp.snd_cwnd)
+        && u64::from(left) * u64::from(tp.mss_cache) < u64::from(tp.gso_max_size)
+        && left < 65535
+    {
+        return true;
+    }
+    left <= v.max_burst
 }
 
 /// `tcp_slow_start()` (tcp_cong.c, ≥ 4.3): grow cwnd by `acked`, but not
@@ -579,5 +617,38 @@ impl CongestionOps for AnyCc {
     }
     fn needs_ecn(&self) -> bool {
         any_cc_dispatch!(self, cc => cc.needs_ecn())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limited(cwnd: u32, prior_in_flight: u32, max_burst: u32) -> bool {
+        let tp = CaCtx { snd_cwnd: cwnd, ..CaCtx::default() };
+        tcp_is_cwnd_limited_in_flight(&tp, InFlightLimit { prior_in_flight, max_burst, tso_win_divisor: 3 })
+    }
+
+    /// Hand-computed against the 3.11 function (mss 1448, gso_max_size
+    /// 65536, tcp_tso_win_divisor 3).
+    #[test]
+    fn test_pre_3_16_cwnd_limited() {
+        assert!(limited(100, 100, 3)); // cwnd full
+        assert!(limited(100, 120, 3)); // over-full (undo, reordering)
+        assert!(limited(100, 90, 3)); // 10 left: 30 < 100 and 14480 < 65536, no TSO frame worth it
+        assert!(!limited(100, 50, 3)); // 50 left: 150 >= 100, more than a burst
+        assert!(limited(100, 50, 60)); // ... unless the burst (reordering) is larger
+        assert!(!limited(10, 5, 3)); // 5 left: 15 >= 10, > 3
+        assert!(!limited(200, 150, 3)); // 50 left: 150 < 200 but 72400 >= 65536 bytes
+                                        // And the latched rule is bypassed while the in-flight test is set.
+        let tp = CaCtx {
+            snd_cwnd: 100,
+            is_cwnd_limited: false,
+            snd_ssthresh: 50,
+            in_flight_limit: Some(InFlightLimit { prior_in_flight: 100, max_burst: 3, tso_win_divisor: 3 }),
+            ..CaCtx::default()
+        };
+        assert!(tcp_is_cwnd_limited(&tp, CcEra::V3_18));
+        assert!(!tcp_is_cwnd_limited(&CaCtx { in_flight_limit: None, ..tp.clone() }, CcEra::V3_18));
     }
 }

@@ -96,6 +96,7 @@ impl Connection {
         let v3 = self.cfg.ack_era == AckEra::V3_12;
         let prior_fackets = if v3 { self.fackets_out() } else { 0 };
         self.v3_prior_unsacked = self.packets_out - self.sacked_out.min(self.packets_out);
+        self.prior_in_flight = self.packets_in_flight();
         let prior_lost = self.lost;
 
         if seg.payload_len > 0 {
@@ -192,9 +193,7 @@ impl Connection {
                 AckedCount::Cumulative => pkts_acked,
                 AckedCount::Delivered => self.tp.delivered.wrapping_sub(prior_delivered),
             };
-            self.sync_ca_ctx();
-            self.cc.cong_avoid(&mut self.tp, ack, acked);
-            self.snd_cwnd_stamp = self.tp.jiffies;
+            self.cong_avoid(ack, acked);
         }
         if self.ack_is_dubious(flag) {
             let is_dupack = (flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP) == 0) as u32;

@@ -233,6 +233,9 @@ pub struct Connection {
     /// packets cumulatively acked, and `prior_unsacked`.
     v3_pkts_acked: u32,
     v3_prior_unsacked: u32,
+    /// `tcp_packets_in_flight()` when the ACK being processed arrived
+    /// (`prior_in_flight` of the pre-3.16 `tcp_ack`).
+    prior_in_flight: u32,
     /// `dsack_dups`: segments reported duplicate by D-SACKs.
     dsack_dups: u32,
     /// `tlp_high_seq`: snd_nxt when the outstanding loss probe was sent.
@@ -361,6 +364,7 @@ impl Connection {
             fack: cfg.tcp_fack,
             v3_pkts_acked: 0,
             v3_prior_unsacked: 0,
+            prior_in_flight: 0,
             tlp_high_seq: None,
             tlp_retrans: false,
             tlp_pending: false,

@@ -7,8 +7,8 @@
 use super::rtx_queue::{EVER_RETRANS, LOST, SACKED_ACKED, SACKED_RETRANS};
 use super::timer::Timer;
 use super::{Connection, Rexmit, TcpState};
-use crate::cc::{CaEvent, CaState, CongestionOps, TCP_INFINITE_SSTHRESH};
-use crate::config::{AckEra, CwndGrowthRule};
+use crate::cc::{CaEvent, CaState, CongestionOps, InFlightLimit, TCP_INFINITE_SSTHRESH};
+use crate::config::{AckEra, CwndGrowthRule, CwndLimitedRule};
 use crate::counters::Mib;
 use crate::flag::*;
 use crate::prr;
@@ -559,14 +559,28 @@ impl Connection {
         if self.in_cwnd_reduction() {
             self.cwnd_reduction(acked_sacked as i32, newly_lost, flag, self.prr_out == 0);
         } else if self.may_raise_cwnd(flag) {
-            self.sync_ca_ctx();
-            self.cc.cong_avoid(&mut self.tp, ack, acked_sacked);
-            self.snd_cwnd_stamp = self.tp.jiffies;
+            self.cong_avoid(ack, acked_sacked);
         }
         if self.tp.snd_cwnd == 0 {
             self.tp.snd_cwnd = 1;
         }
         self.update_pacing_rate();
+    }
+
+    /// `tcp_cong_avoid`: the algorithm's `cong_avoid`, with the era's
+    /// cwnd-limited test in force.
+    pub(super) fn cong_avoid(&mut self, ack: SeqNum, acked: u32) {
+        self.sync_ca_ctx();
+        if self.cfg.cwnd_limited_rule == CwndLimitedRule::InFlight {
+            self.tp.in_flight_limit = Some(InFlightLimit {
+                prior_in_flight: self.prior_in_flight,
+                max_burst: self.reordering,
+                tso_win_divisor: self.cfg.tcp_tso_win_divisor,
+            });
+        }
+        self.cc.cong_avoid(&mut self.tp, ack, acked);
+        self.tp.in_flight_limit = None;
+        self.snd_cwnd_stamp = self.tp.jiffies;
     }
 
     /// `tcp_may_raise_cwnd`, by era (the knob of "tcp: increase throughput
