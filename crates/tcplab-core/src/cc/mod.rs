@@ -640,7 +640,8 @@ mod tests {
         assert!(limited(100, 50, 60)); // ... unless the burst (reordering) is larger
         assert!(!limited(10, 5, 3)); // 5 left: 15 >= 10, > 3
         assert!(!limited(200, 150, 3)); // 50 left: 150 < 200 but 72400 >= 65536 bytes
-                                        // And the latched rule is bypassed while the in-flight test is set.
+
+        // The latched rule is bypassed while the in-flight test is set.
         let tp = CaCtx {
             snd_cwnd: 100,
             is_cwnd_limited: false,
