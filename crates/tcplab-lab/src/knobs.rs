@@ -13,7 +13,7 @@ use tcplab_core::cc::cubic::{CubicParams, CubicVersion};
 use tcplab_core::cc::dctcp::{DctcpParams, DctcpVersion};
 use tcplab_core::cc::hystart::HystartVersion;
 use tcplab_core::cc::reno::RenoParams;
-use tcplab_core::cc::CcConfig;
+use tcplab_core::cc::{CcConfig, CcEra};
 use tcplab_core::config::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule};
 use tcplab_core::prr::PrrRule;
 use tcplab_core::TcpConfig;
@@ -348,6 +348,25 @@ pub fn find(name: &str) -> Option<&'static Knob> {
 }
 
 const CUBIC_VERSIONS: &[&str] = &["v3.18", "v3.19", "current"];
+const RENO_VERSIONS: &[&str] = &["v3.18", "v3.19", "v4.17", "current"];
+
+fn reno_version_name(p: &RenoParams) -> &'static str {
+    match p.era {
+        CcEra::V3_18 => "v3.18",
+        CcEra::V3_19 => "v3.19",
+        CcEra::V4_17 => "v4.17",
+        CcEra::Current => "current",
+    }
+}
+
+fn set_reno_version(p: &mut RenoParams, n: &str) {
+    p.era = match n {
+        "v3.18" => CcEra::V3_18,
+        "v3.19" => CcEra::V3_19,
+        "v4.17" => CcEra::V4_17,
+        _ => CcEra::Current,
+    };
+}
 const DCTCP_VERSIONS: &[&str] = &["v4.17", "current"];
 
 fn cubic_version_name(p: &CubicParams) -> &'static str {
@@ -474,6 +493,11 @@ pub static CUBIC_PARAMS: &[Knob<CubicParams>] = &[
 /// tcplab-only options of Reno (`[tcp.reno]`; Linux's `tcp_reno` has no
 /// module parameters). Same names as the HyStart++ keys of [`CUBIC_PARAMS`].
 pub static RENO_PARAMS: &[Knob<RenoParams>] = &[
+    Knob {
+        name: "version",
+        kind: Kind::Choice { names: RENO_VERSIONS, get: reno_version_name, set: set_reno_version },
+        doc: "Which kernel's tcp_reno_cong_avoid and tcp_cong.c helpers: v3.18 (3.13-3.18: one step per ACK, slow start to ssthresh + 1), v3.19 (4.0-4.2: stretch-ACK aware), v4.17 (4.3-5.18), current.",
+    },
     Knob {
         name: "hystart_plus_plus",
         kind: Kind::Bool(|p| &mut p.hystart_plus_plus),

@@ -6,6 +6,7 @@ use crate::schema::CONGESTION_CONTROLS;
 use std::fmt::Write as _;
 use tcplab_core::cc::cubic::CubicParams;
 use tcplab_core::cc::dctcp::DctcpParams;
+use tcplab_core::cc::reno::RenoParams;
 use tcplab_core::config::PRESETS;
 use tcplab_core::{Mib, TcpConfig};
 
@@ -61,6 +62,8 @@ pub fn knobs() -> String {
     knob_lines(&mut s, "cubic.", knobs::CUBIC_PARAMS, &CubicParams::default());
     let _ = writeln!(s, "\n# tcp_dctcp module parameters ([tcp.dctcp]); used when congestion_control = \"dctcp\"");
     knob_lines(&mut s, "dctcp.", knobs::DCTCP_PARAMS, &DctcpParams::default());
+    let _ = writeln!(s, "\n# Reno ([tcp.reno]); used when congestion_control = \"reno\"");
+    knob_lines(&mut s, "reno.", knobs::RENO_PARAMS, &RenoParams::default());
     s
 }
 

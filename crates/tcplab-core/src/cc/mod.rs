@@ -516,9 +516,9 @@ pub fn tcp_reno_cong_avoid_era(tp: &mut CaCtx, acked: u32, era: CcEra) {
 /// `net.ipv4.tcp_congestion_control` plus the module's parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcConfig {
-    /// `reno` (tcp_cong.c), current form, with tcplab's optional HyStart++
-    /// (Linux's Reno has no early slow-start exit). For an older era
-    /// construct [`reno::Reno::with_era`] directly.
+    /// `reno` (tcp_cong.c) in the era [`reno::RenoParams::era`] selects,
+    /// with tcplab's optional HyStart++ (Linux's Reno has no early
+    /// slow-start exit).
     Reno(reno::RenoParams),
     /// `cubic` (tcp_cubic.c) with its module parameters and era.
     Cubic(cubic::CubicParams),
@@ -570,7 +570,7 @@ impl AnyCc {
     /// established.
     pub fn new(cfg: &CcConfig) -> AnyCc {
         match cfg {
-            CcConfig::Reno(p) => AnyCc::Reno(reno::Reno::with_params(CcEra::Current, *p)),
+            CcConfig::Reno(p) => AnyCc::Reno(reno::Reno::with_params(*p)),
             CcConfig::Cubic(p) => AnyCc::Cubic(cubic::Cubic::new(p.clone())),
             CcConfig::Dctcp(p) => AnyCc::Dctcp(dctcp::Dctcp::new(p.clone())),
         }

@@ -19,10 +19,13 @@ use super::{
 };
 use tcplab_wire::SeqNum;
 
-/// tcplab-only options of Reno (the kernel's `tcp_reno` has no module
-/// parameters). The default is Linux's Reno.
+/// Reno's settings: which kernel's `tcp_cong.c` helpers it runs, and
+/// tcplab-only options (the kernel's `tcp_reno` has no module
+/// parameters). The default is current Linux's Reno.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub struct RenoParams {
+    /// The era of `tcp_reno_cong_avoid` and its helpers (see [`CcEra`]).
+    pub era: CcEra,
     /// Leave the initial slow start by HyStart++ (RFC 9406). Default false:
     /// plain slow start until loss, as Linux.
     pub hystart_plus_plus: bool,
@@ -31,11 +34,10 @@ pub struct RenoParams {
     pub hystart_plus_plus_l: u32,
 }
 
-/// `struct tcp_congestion_ops tcp_reno`. Stateless apart from the era of
-/// the helpers it calls (and, when selected, HyStart++'s state).
+/// `struct tcp_congestion_ops tcp_reno`. Stateless apart from its settings
+/// (the era of the helpers it calls) and, when selected, HyStart++'s state.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct Reno {
-    era: CcEra,
     params: RenoParams,
     hspp: HystartPlusPlus,
 }
@@ -48,17 +50,17 @@ impl Reno {
 
     /// Reno with the `tcp_cong.c` helpers of `era` (see [`CcEra`]).
     pub fn with_era(era: CcEra) -> Reno {
-        Reno::with_params(era, RenoParams::default())
+        Reno::with_params(RenoParams { era, ..RenoParams::default() })
     }
 
-    /// Reno of `era` with the tcplab-only options in `params`.
-    pub fn with_params(era: CcEra, params: RenoParams) -> Reno {
-        Reno { era, params, hspp: HystartPlusPlus::new(params.hystart_plus_plus_l) }
+    /// Reno with `params` (era and tcplab-only options).
+    pub fn with_params(params: RenoParams) -> Reno {
+        Reno { params, hspp: HystartPlusPlus::new(params.hystart_plus_plus_l) }
     }
 
     /// The era of the helpers.
     pub fn era(&self) -> CcEra {
-        self.era
+        self.params.era
     }
 
     /// The tcplab-only options.
@@ -102,7 +104,7 @@ impl CongestionOps for Reno {
     /// start replaces `tcp_slow_start` (AI on the leftover as usual).
     #[doc(alias = "tcp_reno_cong_avoid")]
     fn cong_avoid(&mut self, tp: &mut CaCtx, _ack: SeqNum, acked: u32) {
-        let era = self.era;
+        let era = self.params.era;
         if !(self.params.hystart_plus_plus && self.hspp.is_active(tp, era)) {
             tcp_reno_cong_avoid_era(tp, acked, era);
             return;
@@ -130,7 +132,7 @@ impl CongestionOps for Reno {
     /// samples here.
     fn pkts_acked(&mut self, tp: &mut CaCtx, sample: &AckSample) {
         if self.params.hystart_plus_plus {
-            self.hspp.pkts_acked(tp, sample.rtt_us, self.era);
+            self.hspp.pkts_acked(tp, sample.rtt_us, self.params.era);
         }
     }
 
@@ -140,7 +142,7 @@ impl CongestionOps for Reno {
     /// must call this before it restores ssthresh, as the kernel does.
     #[doc(alias = "tcp_reno_undo_cwnd")]
     fn undo_cwnd(&mut self, tp: &mut CaCtx) -> u32 {
-        match self.era {
+        match self.params.era {
             CcEra::V4_17 | CcEra::Current => tcp_reno_undo_cwnd(tp),
             CcEra::V3_18 | CcEra::V3_19 => tp.snd_cwnd.max(tp.snd_ssthresh.wrapping_shl(1)),
         }

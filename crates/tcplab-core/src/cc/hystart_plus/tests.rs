@@ -646,7 +646,7 @@ fn test_any_cc_cubic_css_loss_gets_cubic_reaction() {
 #[test]
 fn test_any_cc_reno_with_hystart_plus_plus() {
     let params = RenoParams { hystart_plus_plus: true, ..RenoParams::default() };
-    let mut cc = AnyCc::Reno(Reno::with_params(CcEra::Current, params));
+    let mut cc = AnyCc::Reno(Reno::with_params(params));
     let (tp, _) = bottleneck_run(&mut cc, 40_000, 2_500, 3_000);
     assert!(tp.mib.get(Mib::TcplabHystartPlusPlusCssEntries) >= 1);
     assert_eq!(tp.mib.get(Mib::TcplabHystartPlusPlusExits), 1);
@@ -664,7 +664,7 @@ fn test_any_cc_reno_with_hystart_plus_plus() {
 
 #[test]
 fn test_any_cc_reno_l_and_css_growth_in_cong_avoid() {
-    let mut r = Reno::with_params(CcEra::Current, RenoParams { hystart_plus_plus: true, hystart_plus_plus_l: 0 });
+    let mut r = Reno::with_params(RenoParams { hystart_plus_plus: true, ..RenoParams::default() });
     let mut tp = CaCtx { snd_cwnd: 20, max_packets_out: 20, ..CaCtx::default() };
     r.init(&mut tp);
     // A 20-packet stretch ACK, unpaced: +8.
