@@ -231,6 +231,11 @@ pub struct Driver<'a> {
     cur_line: u32,
 }
 
+/// The latest event time a script may name: one day of virtual time.
+/// Linux's scripts span seconds; a mistyped `+42949672950` would
+/// otherwise keep the interpreter busy for minutes running timers.
+const MAX_SCRIPT_TIME_US: i64 = 86_400_000_000;
+
 fn us(ns: u64) -> i64 {
     (ns / 1000) as i64
 }
@@ -483,10 +488,17 @@ impl<'a> Driver<'a> {
             let (start, end) = match ev.time {
                 EventTime::Absolute(t) => (t, t),
                 EventTime::AbsoluteRange(a, b) => (a, b),
-                EventTime::Relative(t) => (offset + t, offset + t),
-                EventTime::RelativeRange(a, b) => (offset + a, offset + b),
+                EventTime::Relative(t) => (offset.saturating_add(t), offset.saturating_add(t)),
+                EventTime::RelativeRange(a, b) => (offset.saturating_add(a), offset.saturating_add(b)),
                 EventTime::Any => (us(self.now), us(self.now)),
             };
+            if start.max(end) > MAX_SCRIPT_TIME_US {
+                return fail(ev.line, format!(
+                        "event time {} s is past tcplab's limit of {} s of virtual time (packetdrill would wait that long)",
+                        secs(start.max(end)),
+                        secs(MAX_SCRIPT_TIME_US)
+                    ));
+            }
             if ev.time.is_absolute() {
                 if let Some(last) = self.last_absolute_us {
                     if start < last {
@@ -503,8 +515,22 @@ impl<'a> Driver<'a> {
                 Action::Syscall(s) => {
                     self.finish_blocking()?;
                     self.wait_for(ev, start, "system call start")?;
-                    let end_us =
-                        s.end_usecs.map(|e| if matches!(ev.time, EventTime::Relative(_)) { e + offset } else { e });
+                    let end_us = s.end_usecs.map(|e| {
+                        if matches!(ev.time, EventTime::Relative(_)) {
+                            e.saturating_add(offset)
+                        } else {
+                            e
+                        }
+                    });
+                    if end_us.is_some_and(|e| e > MAX_SCRIPT_TIME_US) {
+                        return fail(
+                            ev.line,
+                            format!(
+                                "system call end time is past tcplab's limit of {} of virtual time",
+                                secs(MAX_SCRIPT_TIME_US)
+                            ),
+                        );
+                    }
                     self.syscall(ev, s, end_us)?;
                 }
                 Action::Command(c) => {

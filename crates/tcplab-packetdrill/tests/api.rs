@@ -78,3 +78,15 @@ fn test_cli_exit_codes() {
     assert!(names.windows(2).all(|w| w[0] <= w[1]), "{names:?}");
     let _ = std::fs::remove_dir_all(ok.parent().unwrap());
 }
+
+/// An event more than a day of virtual time in (a mistyped `+100000`)
+/// fails at its line instead of running timers for that long.
+#[test]
+fn test_event_time_past_a_day_fails_at_its_line() {
+    let src = format!("{SMOKE}+100000 %{{ assert tcpi_unacked == 0 }}%\n");
+    let r = run_source(&src, Path::new("late.pkt"), &RunOptions::default());
+    let rec = r.record();
+    assert_eq!(rec.outcome, "fail", "{r}");
+    assert_eq!(rec.line, Some(13), "{r}");
+    assert!(rec.message.as_deref().unwrap_or("").contains("past tcplab's limit of 86400.000000 s"), "{r}");
+}
