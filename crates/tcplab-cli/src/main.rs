@@ -303,6 +303,21 @@ fn progress(json: bool, what: &str) -> Box<dyn Progress> {
     Box::new(Bar(bar))
 }
 
+/// A progress bar for one run: per mille of the simulated duration.
+fn sim_time_bar(message: String) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(Some(1000), indicatif::ProgressDrawTarget::stderr());
+    let template = if std::env::var_os("NO_COLOR").is_some() {
+        "{msg} [{bar:30}] {percent}% of simulated time, {elapsed}, eta {eta}"
+    } else {
+        "{msg} [{bar:30.cyan/blue}] {percent}% of simulated time, {elapsed}, eta {eta}"
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(message);
+    bar
+}
+
 /// The command line, quoted for a shell, for reports.
 fn command_line() -> String {
     let quote = |a: &str| {
@@ -381,12 +396,26 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode, Error> {
             sc.sim.seed
         );
     }
+    // A bar over simulated time, for a person at a terminal; indicatif
+    // draws it only after a moment, so short runs show nothing.
+    let bar = interactive(a.json)
+        .then(|| sim_time_bar(format!("{} simulated", tcplab_lab::units::format_time(sc.sim.duration))));
+    let mut report = |done: f64| {
+        if let Some(b) = &bar {
+            b.set_position((done * 1000.0) as u64);
+        }
+    };
     let extras = Extras {
         trace_files: trace.as_mut(),
         keep_trace: plot_dir.is_some(),
         tap: capture.as_ref().map(PcapCapture::tap),
+        progress: bar.is_some().then_some(&mut report as &mut dyn FnMut(f64)),
     };
-    let outcome = exec::run(&sc, extras)?;
+    let outcome = exec::run(&sc, extras);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let outcome = outcome?;
     let report = RunReport::new(&sc, &outcome);
     if let Some(t) = &trace {
         eprintln!("tcplab: wrote {} trace file(s) to {}", t.paths().count(), t.dir.display());

@@ -1,12 +1,12 @@
-//! One run with the extras the experiment commands need: traces kept in
-//! memory for plots, and a packet tap for pcap capture. A thin wrapper
-//! around the same simulator call as [`crate::runner::run`], which it
-//! mirrors (tracing is on when a trace file, a plot or
-//! `run.goodput_window` needs it).
+//! One run with the extras the commands need: trace files, traces kept
+//! in memory for plots, a packet tap for pcap capture, and progress
+//! reports. Tracing is on when a trace file, a plot, `run.trace_interval`
+//! or `run.goodput_window` needs it.
 
 use crate::error::{Error, Result};
 use crate::runner::{Outcome, TraceSink};
 use crate::schema::Scenario;
+use tcplab_core::time::Instant;
 use tcplab_sim::{PacketTap, Sim};
 
 /// What a run should produce besides its result.
@@ -18,6 +18,10 @@ pub struct Extras<'a> {
     pub keep_trace: bool,
     /// Observe every packet (pcap).
     pub tap: Option<PacketTap>,
+    /// Called with the fraction of simulated time done (0 to 1], about
+    /// every 0.5 % of the run. Running in slices changes nothing: the
+    /// simulator processes the same events in the same order.
+    pub progress: Option<&'a mut dyn FnMut(f64)>,
 }
 
 /// Runs `sc` once.
@@ -36,7 +40,21 @@ pub fn run(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
     if let Some(tap) = extras.tap {
         sim.set_packet_tap(tap);
     }
-    sim.run_to_end();
+    match extras.progress {
+        None => sim.run_to_end(),
+        Some(report) => {
+            let total = cfg.duration.as_nanos();
+            let slice = (total / 200).max(1_000_000);
+            let mut t = slice;
+            while t < total {
+                sim.run_until(Instant::from_nanos(t));
+                report(t as f64 / total as f64);
+                t += slice;
+            }
+            sim.run_to_end();
+            report(1.0);
+        }
+    }
     let result = sim.result();
     let wall = started.elapsed();
     drop(sim.clear_packet_tap());

@@ -22,27 +22,11 @@ pub struct Outcome {
     pub config: SimConfig,
 }
 
-/// The only call into the simulator. Scenario validation accepts only
-/// configurations the simulator accepts, so a rejection here is a gap in
-/// the lab's checks, reported as such.
-fn simulate(cfg: &SimConfig) -> Result<RunResult> {
-    tcplab_sim::run(cfg).map_err(|e| Error::msg(format!("{e} (the scenario passed validation; please report this)")))
-}
-
 /// Runs `sc`. Tracing is turned on when `trace` is given or the scenario
 /// asks for windowed goodput (`run.goodput_window`); trace rows are then
-/// written to `trace`'s files.
+/// written to `trace`'s files. ([`crate::exec::run`] with only that extra.)
 pub fn run(sc: &Scenario, trace: Option<&mut TraceSink>) -> Result<Outcome> {
-    let mut cfg = sc.sim.clone();
-    let need_trace = trace.is_some() || sc.goodput_window.is_some();
-    cfg.trace_interval = if need_trace { Some(sc.trace_interval_or_default()) } else { None };
-    let started = std::time::Instant::now();
-    let result = simulate(&cfg)?;
-    let wall = started.elapsed();
-    if let Some(t) = trace {
-        t.write(&result)?;
-    }
-    Ok(Outcome { result, wall, config: cfg })
+    crate::exec::run(sc, crate::exec::Extras { trace_files: trace, ..Default::default() })
 }
 
 /// The header of every trace CSV file.
@@ -126,6 +110,13 @@ pub struct BenchReport {
     pub events_per_sec: f64,
     /// How `segments` is counted.
     pub segments_basis: &'static str,
+}
+
+/// The benchmark's call into the simulator. Scenario validation accepts
+/// only configurations the simulator accepts, so a rejection here is a
+/// gap in the lab's checks, reported as such.
+fn simulate(cfg: &SimConfig) -> Result<RunResult> {
+    tcplab_sim::run(cfg).map_err(|e| Error::msg(format!("{e} (the scenario passed validation; please report this)")))
 }
 
 /// Runs `tcplab_sim::bench_config()` on this thread and measures it.
