@@ -290,28 +290,21 @@ fn progress(json: bool, what: &str) -> Box<dyn Progress> {
     if !interactive(json) {
         return Box::new(Quiet);
     }
-    let bar = indicatif::ProgressBar::with_draw_target(Some(0), indicatif::ProgressDrawTarget::stderr());
-    let template = if std::env::var_os("NO_COLOR").is_some() {
-        "{msg} [{bar:30}] {pos}/{len} runs, {elapsed}, eta {eta}"
-    } else {
-        "{msg} [{bar:30.cyan/blue}] {pos}/{len} runs, {elapsed}, eta {eta}"
-    };
-    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_message(what.to_string());
-    Box::new(Bar(bar))
+    Box::new(Bar(styled_bar(0, "{pos}/{len} runs", what.to_string())))
 }
 
 /// A progress bar for one run: per mille of the simulated duration.
 fn sim_time_bar(message: String) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::with_draw_target(Some(1000), indicatif::ProgressDrawTarget::stderr());
-    let template = if std::env::var_os("NO_COLOR").is_some() {
-        "{msg} [{bar:30}] {percent}% of simulated time, {elapsed}, eta {eta}"
-    } else {
-        "{msg} [{bar:30.cyan/blue}] {percent}% of simulated time, {elapsed}, eta {eta}"
-    };
-    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+    styled_bar(1000, "{percent}% of simulated time", message)
+}
+
+/// A bar on stderr in the project's style: `message [====>   ] counts,
+/// elapsed, eta`, coloured unless `NO_COLOR` is set.
+fn styled_bar(len: u64, counts: &str, message: String) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr());
+    let colour = if std::env::var_os("NO_COLOR").is_some() { "" } else { ".cyan/blue" };
+    let template = format!("{{msg}} [{{bar:30{colour}}}] {counts}, {{elapsed}}, eta {{eta}}");
+    if let Ok(style) = indicatif::ProgressStyle::with_template(&template) {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_message(message);
