@@ -56,7 +56,12 @@ fn packet() -> impl Strategy<Value = PacketRepr> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    // Fixed seed for CI; PROPTEST_RNG_SEED / PROPTEST_CASES search further.
+    #![proptest_config(ProptestConfig {
+        cases: 2000,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x3a1e),
+        ..ProptestConfig::default()
+    })]
 
     /// What the encoder writes, the decoder reads back, checksums valid;
     /// what does not fit is refused, never truncated silently.
@@ -69,11 +74,12 @@ proptest! {
                 prop_assert!(parsed.ip_checksum_ok);
                 prop_assert_eq!(parsed.tcp_checksum_ok, Some(true));
                 prop_assert!(parsed.dont_fragment);
-                // A capture cut after the headers still decodes to the same packet.
+                // A capture cut after the headers still decodes to the same
+                // packet; its checksum can be checked only if nothing was cut.
                 let hl = p.header_len().unwrap();
                 let cut = PacketRepr::parse(&bytes[..hl]).unwrap();
                 prop_assert_eq!(cut.packet, p);
-                prop_assert_eq!(cut.tcp_checksum_ok, None);
+                prop_assert_eq!(cut.tcp_checksum_ok, if p.seg.payload_len == 0 { Some(true) } else { None });
             }
             Err(EmitError::OptionsTooLong(_)) => {
                 prop_assert!(p.seg.options.wire_len() > 40);

@@ -124,9 +124,12 @@ fn mutate(text: &str, ops: &[Op]) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(
-        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128)
-    ))]
+    // Fixed seed for CI; PROPTEST_RNG_SEED / PROPTEST_CASES search further.
+    #![proptest_config(ProptestConfig {
+        cases: 128,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x9d11),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn test_mutated_scripts_never_panic(pick in any::<usize>(), ops in prop::collection::vec(op(), 1..5)) {

@@ -92,7 +92,12 @@ fn test_adding_link_and_flow_leaves_other_link_randomness_unchanged() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    // Fixed seed for CI; PROPTEST_RNG_SEED / PROPTEST_CASES search further.
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0xde7e),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn prop_uniform_delay_reorders_within_bounds(seed in any::<u64>()) {

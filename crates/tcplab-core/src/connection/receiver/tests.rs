@@ -193,15 +193,17 @@ macro_rules! recv_nothing {
 /// Invariants that must hold after every input.
 #[track_caller]
 fn sanity(r: &Receiver) {
-    let mut prev: Option<SeqNum> = None;
+    let mut prev: Option<(SeqNum, bool)> = None;
     let mut sum = 0;
     for o in &r.ofo {
         assert!(o.start.after(r.rcv_nxt), "ofo range {o:?} not after rcv_nxt {:?}", r.rcv_nxt);
         assert!(o.end.after(o.start), "empty ofo range {o:?}");
-        if let Some(p) = prev {
-            assert!(o.start.after(p), "ofo ranges overlap or touch: {:?}", r.ofo);
+        if let Some((end, fin)) = prev {
+            // Ranges never overlap, and touch only after a FIN, which
+            // nothing coalesces onto (tcp_try_coalesce).
+            assert!(o.start.after(end) || (fin && o.start == end), "ofo ranges overlap or touch: {:?}", r.ofo);
         }
-        prev = Some(o.end);
+        prev = Some((o.end, o.fin));
         sum += o.truesize;
     }
     assert_eq!(sum, r.ofo_truesize, "ofo truesize bookkeeping");
@@ -1196,7 +1198,12 @@ mod prop {
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+        // Fixed seed for CI; PROPTEST_RNG_SEED / PROPTEST_CASES search further.
+        #![proptest_config(ProptestConfig {
+            cases: 64,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x2ec5),
+            ..ProptestConfig::default()
+        })]
         #[test]
         fn test_any_state_random_inputs_no_panic(seed in any::<u64>()) {
             fuzz_one(seed, 300);
