@@ -19,12 +19,17 @@ fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, to
     let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(5));
     p.ns_per_byte = 80; // 100 Mbit/s
     let mut rng = Lcg(seed);
-    p.filter = Box::new(move |_, _side, seg| {
+    let data_drops = std::rc::Rc::new(std::cell::Cell::new(0u32));
+    let dropped = data_drops.clone();
+    p.filter = Box::new(move |_, side, seg| {
         // Keep the handshake intact; everything else may be hit.
         if seg.flags.syn() {
             return Fate::Deliver;
         }
         if rng.chance(loss_per_mille) {
+            if side == Side::Client && seg.payload_len > 0 {
+                dropped.set(dropped.get() + 1);
+            }
             Fate::Drop
         } else if rng.chance(reorder_per_mille) {
             Fate::Delay(Duration::from_micros((rng.next() % 3000) as u64))
@@ -33,7 +38,12 @@ fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, to
         }
     });
     assert!(p.drive_until(1000, |p| p.client.state() == TcpState::Established));
-    p.send_and_close(total, Instant::from_millis(600_000), |p| {
+    // The deadline is generous in virtual time: without SACK and
+    // timestamps, heavy reordering can raise tp->reordering past what
+    // dupacks reach, F-RTO can call a real RTO spurious, and Karn's rule
+    // keeps the backed-off 120 s RTO, so progress can come one RTO at a
+    // time, as it would in Linux.
+    p.send_and_close(total, Instant::from_millis(100_000_000), |p| {
         check_accounting(&p.client.info(), "client");
         assert!(p.server_read <= total, "delivered more than was sent");
     });
@@ -41,10 +51,12 @@ fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, to
     assert!(p.server.read_closed(), "FIN delivered after all data");
     // Every data byte crossed at least once; the receiver counted each once.
     assert_eq!(p.server.info().bytes_received, total + 1);
-    // The loss really happened: data was retransmitted.
+    // Every dropped data segment was sent again.
     let data_segs = p.log.iter().filter(|(_, s, g)| *s == Side::Client && g.payload_len > 0).count() as u64;
-    if loss_per_mille >= 20 {
-        assert!(p.client.info().total_retrans > 0 && data_segs > total / 1448, "no loss recovery exercised");
+    if data_drops.get() > 0 {
+        let mss = u64::from(p.client.info().snd_mss);
+        assert!(p.client.info().total_retrans > 0, "data was dropped but never retransmitted");
+        assert!(data_segs >= total.div_ceil(mss) + 1, "{data_segs} data segments for {total} bytes after drops");
     }
 }
 
