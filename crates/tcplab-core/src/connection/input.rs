@@ -678,6 +678,17 @@ impl Connection {
         self.sync_ca_ctx();
         let sample = AckSample { pkts_acked, rtt_us: rs_rtt_us, in_flight: self.packets_in_flight() };
         self.cc.pkts_acked(&mut self.tp, &sample);
+
+        // FASTRETRANS_DEBUG (1 by default): with nothing left in flight a
+        // SACK connection zeroes counters that leaked, e.g. a retransmission
+        // still flagged SACKED_RETRANS after an undo and counted again when
+        // the RTO resent it ("Leak r=").
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_clean_rtx_queue
+        if self.packets_out == 0 && self.sack_ok {
+            self.lost_out = 0;
+            self.sacked_out = 0;
+            self.retrans_out = 0;
+        }
     }
 
     /// `tcp_ack_update_rtt`: choose the RTT sample (sequence, then SACK,
