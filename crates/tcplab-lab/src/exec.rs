@@ -3,7 +3,7 @@
 //! reports. Tracing is on when a trace file, a plot, `run.trace_interval`
 //! or `run.goodput_window` needs it.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::runner::{Outcome, TraceSink};
 use crate::schema::Scenario;
 use tcplab_core::time::Instant;
@@ -35,8 +35,7 @@ pub fn run(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
         || sc.sim.trace_interval.is_some();
     cfg.trace_interval = if need_trace { Some(sc.trace_interval_or_default()) } else { None };
     let started = std::time::Instant::now();
-    let mut sim =
-        Sim::new(&cfg).map_err(|e| Error::msg(format!("{e} (the scenario passed validation; please report this)")))?;
+    let mut sim = Sim::new(&cfg).map_err(crate::runner::validated_config_rejected)?;
     if let Some(tap) = extras.tap {
         sim.set_packet_tap(tap);
     }

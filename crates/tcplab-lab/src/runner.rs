@@ -22,9 +22,8 @@ pub struct Outcome {
     pub config: SimConfig,
 }
 
-/// Runs `sc`. Tracing is turned on when `trace` is given or the scenario
-/// asks for windowed goodput (`run.goodput_window`); trace rows are then
-/// written to `trace`'s files. ([`crate::exec::run`] with only that extra.)
+/// Runs `sc`, writing its traces to `trace` if given: [`crate::exec::run`]
+/// with only that extra (which also decides when tracing is on).
 pub fn run(sc: &Scenario, trace: Option<&mut TraceSink>) -> Result<Outcome> {
     crate::exec::run(sc, crate::exec::Extras { trace_files: trace, ..Default::default() })
 }
@@ -112,11 +111,15 @@ pub struct BenchReport {
     pub segments_basis: &'static str,
 }
 
-/// The benchmark's call into the simulator. Scenario validation accepts
-/// only configurations the simulator accepts, so a rejection here is a
-/// gap in the lab's checks, reported as such.
+/// A configuration the simulator rejected although the lab's validation
+/// accepted it: a gap in the lab's checks, reported as such.
+pub(crate) fn validated_config_rejected(e: tcplab_sim::ConfigError) -> Error {
+    Error::msg(format!("{e} (the scenario passed validation; please report this)"))
+}
+
+/// The benchmark's call into the simulator.
 fn simulate(cfg: &SimConfig) -> Result<RunResult> {
-    tcplab_sim::run(cfg).map_err(|e| Error::msg(format!("{e} (the scenario passed validation; please report this)")))
+    tcplab_sim::run(cfg).map_err(validated_config_rejected)
 }
 
 /// Runs `tcplab_sim::bench_config()` on this thread and measures it.

@@ -236,6 +236,22 @@ pub struct Driver<'a> {
 /// otherwise keep the interpreter busy for minutes running timers.
 const MAX_SCRIPT_TIME_US: i64 = 86_400_000_000;
 
+/// Fails a script whose `what` (an event or a blocking call's end) is
+/// past [`MAX_SCRIPT_TIME_US`].
+fn time_within_limit(line: u32, what: &str, t_us: i64) -> Result<(), Stop> {
+    if t_us > MAX_SCRIPT_TIME_US {
+        return fail(
+            line,
+            format!(
+                "{what} {} s is past tcplab's limit of {} s of virtual time (packetdrill would wait that long)",
+                secs(t_us),
+                secs(MAX_SCRIPT_TIME_US)
+            ),
+        );
+    }
+    Ok(())
+}
+
 fn us(ns: u64) -> i64 {
     (ns / 1000) as i64
 }
@@ -492,13 +508,7 @@ impl<'a> Driver<'a> {
                 EventTime::RelativeRange(a, b) => (offset.saturating_add(a), offset.saturating_add(b)),
                 EventTime::Any => (us(self.now), us(self.now)),
             };
-            if start.max(end) > MAX_SCRIPT_TIME_US {
-                return fail(ev.line, format!(
-                        "event time {} s is past tcplab's limit of {} s of virtual time (packetdrill would wait that long)",
-                        secs(start.max(end)),
-                        secs(MAX_SCRIPT_TIME_US)
-                    ));
-            }
+            time_within_limit(ev.line, "event time", start.max(end))?;
             if ev.time.is_absolute() {
                 if let Some(last) = self.last_absolute_us {
                     if start < last {
@@ -522,14 +532,8 @@ impl<'a> Driver<'a> {
                             e
                         }
                     });
-                    if end_us.is_some_and(|e| e > MAX_SCRIPT_TIME_US) {
-                        return fail(
-                            ev.line,
-                            format!(
-                                "system call end time is past tcplab's limit of {} of virtual time",
-                                secs(MAX_SCRIPT_TIME_US)
-                            ),
-                        );
+                    if let Some(e) = end_us {
+                        time_within_limit(ev.line, "system call end time", e)?;
                     }
                     self.syscall(ev, s, end_us)?;
                 }
