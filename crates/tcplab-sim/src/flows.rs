@@ -27,7 +27,7 @@
 
 use crate::app::{ClientApp, ServerApp};
 use crate::config::NodeId;
-use crate::host::{client_port, SERVER_PORT};
+use crate::host::SERVER_PORT;
 use crate::sim::{Event, RunRt, Sim};
 use tcplab_core::{Connection, Counters, TcpMetrics, TcpState};
 use tcplab_wire::SeqNum;
@@ -42,19 +42,19 @@ impl Sim {
             return;
         }
         let (c, s) = (flow.conn_base as usize + 2 * k, flow.conn_base as usize + 2 * k + 1);
-        let (port, iss) = if k == 0 {
-            (client_port(f), flow.client_iss)
+        let port = flow.ports[k];
+        let iss = if k == 0 {
+            flow.client_iss
         } else {
             let client_iss = SeqNum(flow.rng.next_u32());
             let server_iss = SeqNum(flow.rng.next_u32());
-            let port = flow.port_base.wrapping_add(k as u16 - 1);
             let mut server = Connection::server(&flow.server_cfg, SERVER_PORT, port, server_iss);
             server.set_nodelay(flow.nodelay);
             if self.dirs[self.conns[s].nic as usize].fq.is_some() {
                 server.set_pacing_status_fq(true);
             }
             self.conns[s].tcp = Some(server);
-            (port, client_iss)
+            client_iss
         };
         let cached = self.metrics.get(&(flow.from, flow.to)).copied();
         let mut client =

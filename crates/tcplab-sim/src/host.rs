@@ -45,6 +45,23 @@ pub fn client_port(flow: usize) -> u16 {
     FIRST_CLIENT_PORT.wrapping_add(flow as u16)
 }
 
+/// The client port of every run of every flow: run 0 of flow `f` uses
+/// [`client_port`]`(f)`, later runs take the next free ports after all
+/// flows' first ones, flow by flow.
+pub fn client_ports(flows: &[crate::config::FlowConfig]) -> Vec<Vec<u16>> {
+    let mut next = FIRST_CLIENT_PORT as u32 + flows.len() as u32;
+    flows
+        .iter()
+        .enumerate()
+        .map(|(f, fc)| {
+            let runs = fc.repeat.runs.max(1);
+            let base = next as u16;
+            next += runs - 1;
+            (0..runs).map(|k| if k == 0 { client_port(f) } else { base.wrapping_add(k as u16 - 1) }).collect()
+        })
+        .collect()
+}
+
 /// Per-host table from the local view of the 4-tuple to a connection index.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Demux {

@@ -42,6 +42,39 @@ pub fn dir_index(links: &[LinkConfig], link: usize, from_node: NodeId) -> usize 
     2 * link + (links[link].a != from_node) as usize
 }
 
+/// Hop distances of every node to host `to` (`u32::MAX`: no path).
+/// Hosts get a distance (they can be sources) but do not forward, so the
+/// search does not continue through them.
+fn distances(nodes: &[NodeConfig], adj: &Adjacency, to: NodeId) -> Vec<u32> {
+    let mut dist = vec![UNSEEN; nodes.len()];
+    let mut frontier = VecDeque::new();
+    dist[to] = 0;
+    frontier.push_back(to);
+    while let Some(u) = frontier.pop_front() {
+        for &(_, v) in &adj.adj[u] {
+            if dist[v] == UNSEEN {
+                dist[v] = dist[u] + 1;
+                if nodes[v].kind == NodeKind::Switch {
+                    frontier.push_back(v);
+                }
+            }
+        }
+    }
+    dist
+}
+
+const UNSEEN: u32 = u32::MAX;
+
+/// The next hop from `u` towards `to`: the lowest-index link to a
+/// neighbour one hop closer that may carry the packet on (a switch, or
+/// `to` itself).
+fn next_hop(nodes: &[NodeConfig], adj: &Adjacency, dist: &[u32], u: NodeId, to: NodeId) -> Option<(usize, NodeId)> {
+    adj.adj[u]
+        .iter()
+        .find(|&&(_, v)| dist[v] != UNSEEN && dist[v] + 1 == dist[u] && (v == to || nodes[v].kind == NodeKind::Switch))
+        .copied()
+}
+
 /// The route from host `from` to host `to` as link-direction indices, or
 /// `None` when no path through switches exists.
 pub(crate) fn route(
@@ -55,36 +88,31 @@ pub(crate) fn route(
     if from >= n || to >= n || from == to {
         return None;
     }
-    const UNSEEN: u32 = u32::MAX;
-    let mut dist = vec![UNSEEN; n];
-    let mut frontier = VecDeque::new();
-    dist[to] = 0;
-    frontier.push_back(to);
-    while let Some(u) = frontier.pop_front() {
-        for &(_, v) in &adj.adj[u] {
-            if dist[v] == UNSEEN {
-                dist[v] = dist[u] + 1;
-                // Hosts get a distance (they can be sources) but do not
-                // forward, so they do not extend the search.
-                if nodes[v].kind == NodeKind::Switch {
-                    frontier.push_back(v);
-                }
-            }
-        }
-    }
+    let dist = distances(nodes, adj, to);
     if dist[from] == UNSEEN {
         return None;
     }
     let mut path = Vec::with_capacity(dist[from] as usize);
     let mut u = from;
     while u != to {
-        let &(link, v) = adj.adj[u].iter().find(|&&(_, v)| {
-            dist[v] != UNSEEN && dist[v] + 1 == dist[u] && (v == to || nodes[v].kind == NodeKind::Switch)
-        })?;
+        let (link, v) = next_hop(nodes, adj, &dist, u, to)?;
         path.push(dir_index(links, link, u) as u32);
         u = v;
     }
     Some(path)
+}
+
+/// Every node's next hop towards host `to`, as `(link index, neighbour)`,
+/// the choice [`route`] makes at that node: the routing table entry for
+/// `to` that another driver (the kernel backend) installs. `None` for `to`
+/// itself and for nodes with no path.
+pub fn next_hops_to(nodes: &[NodeConfig], links: &[LinkConfig], to: NodeId) -> Vec<Option<(usize, NodeId)>> {
+    if to >= nodes.len() {
+        return vec![None; nodes.len()];
+    }
+    let adj = Adjacency::new(nodes.len(), links);
+    let dist = distances(nodes, &adj, to);
+    (0..nodes.len()).map(|u| if u == to { None } else { next_hop(nodes, &adj, &dist, u, to) }).collect()
 }
 
 #[cfg(test)]

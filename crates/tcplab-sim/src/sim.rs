@@ -51,7 +51,7 @@ use crate::app::{ClientApp, RpcRecorder, ServerApp};
 use crate::config::{AppConfig, NodeId, NodeKind, Qdisc, Repeat, SimConfig};
 use crate::event::EventQueue;
 use crate::fq::{FqQdisc, NONE};
-use crate::host::{client_port, Demux, FIRST_CLIENT_PORT, SERVER_PORT};
+use crate::host::{client_port, client_ports, Demux, SERVER_PORT};
 use crate::link::LinkDir;
 use crate::packet::{Packet, PacketArena, PacketEvent, PacketEventKind, PacketId};
 use crate::queue::Admit;
@@ -108,7 +108,8 @@ pub(crate) struct FlowRt {
     /// (client) and `conn_base + 2k + 1` (server).
     pub conn_base: u32,
     /// Client port of run 1 (runs ≥ 1 use consecutive ports from here).
-    pub port_base: u16,
+    /// Client port of each run ([`crate::host::client_ports`]).
+    pub ports: Vec<u16>,
     /// Runs started so far.
     pub runs: Vec<RunRt>,
     pub completed_at: Option<Instant>,
@@ -260,9 +261,9 @@ impl Sim {
         let total_conns: usize = cfg.flows.iter().map(|f| 2 * f.repeat.runs.max(1) as usize).sum();
         let mut conns = Vec::with_capacity(total_conns);
         let mut demux = vec![Demux::default(); n];
-        // Runs ≥ 1 take client ports after every flow's first one.
-        let mut next_port = FIRST_CLIENT_PORT as u32 + cfg.flows.len() as u32;
+        let mut ports = client_ports(&cfg.flows).into_iter();
         for (f, fc) in cfg.flows.iter().enumerate() {
+            let ports = ports.next().unwrap_or_default();
             let mut r = [(0u32, 0u32); 2];
             for (side, (a, b)) in [(fc.from, fc.to), (fc.to, fc.from)].into_iter().enumerate() {
                 let path = route(&cfg.nodes, &cfg.links, &adj, a, b)
@@ -275,12 +276,10 @@ impl Sim {
             let client_iss = SeqNum(rng.next_u32());
             let server_iss = SeqNum(rng.next_u32());
             let runs = fc.repeat.runs.max(1);
-            let port_base = next_port as u16;
-            next_port += runs - 1;
             let conn_base = conns.len() as u32;
             let (cnic, snic) = (routes[r[0].0 as usize], routes[r[1].0 as usize]);
-            for k in 0..runs {
-                let port = if k == 0 { client_port(f) } else { port_base.wrapping_add(k as u16 - 1) };
+            for &port in &ports {
+                let k = (conns.len() as u32 - conn_base) / 2;
                 let c = conns.len() as u32;
                 let mut client = ConnRt::new(f as u32, k, true, cnic, fc.tcp.mtu);
                 let mut server = ConnRt::new(f as u32, k, false, snic, fc.tcp_receiver.mtu);
@@ -316,7 +315,7 @@ impl Sim {
                 rng,
                 client_iss,
                 conn_base,
-                port_base,
+                ports,
                 runs: Vec::with_capacity(runs as usize),
                 completed_at: None,
                 trace: cfg.trace_interval.map(TraceSampler::new),
