@@ -5,6 +5,15 @@
 //! finished the set-up and starts the scenario's clock
 //! (`CLOCK_MONOTONIC` in the guest, which with UML's `time-travel=inf-cpu`
 //! is virtual time: CPU work takes none of it).
+//!
+//! The agent (`tcplab-agent guest JOB.json` as the guest's init, or
+//! `tcplab-agent run JOB.json` on a host) writes `<out_dir>/result.json`
+//! whenever it could read the job and open `out_dir`, also when the job
+//! failed (then `error` says why). `run` exits with 0 (no error), 1 (the
+//! result has an error, or could not be written) or 2 (bad usage, or a job
+//! file that is unreadable, not JSON, of another [`JOB_VERSION`] or not a
+//! [`Job`]: the message on stderr names the file, with line and column).
+//! As init, the agent powers the guest off in every case instead.
 
 use serde::{Deserialize, Serialize};
 
@@ -16,13 +25,25 @@ pub const JOB_VERSION: u32 = 1;
 pub struct Job {
     pub version: u32,
     /// Set-up steps, run in order before `t0`. The first failure stops the
-    /// job; the result then carries the step's index and message.
+    /// job; the result's error is then `"set-up step N (<what>): <the
+    /// action, as a command line>: <reason>"`, N the index in this list
+    /// (from 0), the reason a program's stderr or the errno / netlink
+    /// message.
+    ///
+    /// As init the agent has already mounted proc, sysfs, and tmpfs on
+    /// `/run` (for `ip netns add`'s `/run/netns`) and `/tmp`, and set
+    /// `PATH` if the kernel gave none. Namespaces used anywhere in the job
+    /// must exist under `/run/netns/` (`ip netns add`) by the end of the
+    /// set-up.
     pub setup: Vec<Step>,
     /// The scenario's run length: at `t0 + duration_ns` every flow is
     /// stopped where it is and the end-of-run snapshot is taken.
     pub duration_ns: u64,
     /// Sample each flow's client `TCP_INFO` every this long (and each
-    /// probed qdisc's queue length). `None`: no traces.
+    /// probed qdisc's queue length), at `k * interval` for k = 1, 2, ...
+    /// while before `duration_ns`. A flow gets a row only while a run's
+    /// client socket is open (from just before `connect()` to its close).
+    /// `None`: no traces; `Some(0)` is refused.
     pub trace_interval_ns: Option<u64>,
     pub flows: Vec<FlowJob>,
     /// Namespaces whose nstat counters are collected at the end (the
@@ -30,7 +51,10 @@ pub struct Job {
     pub counter_namespaces: Vec<String>,
     /// Qdiscs whose statistics make up `links[]` of the result.
     pub link_probes: Vec<LinkProbe>,
-    /// Directory (a host path, through hostfs) for `result.json`.
+    /// Directory (a host path, through hostfs) for `result.json`. It must
+    /// exist. It is opened before the agent mounts anything, so a host
+    /// path under `/tmp` or `/run` works even though the guest mounts
+    /// tmpfs over those.
     pub out_dir: String,
 }
 
@@ -48,14 +72,19 @@ pub enum Action {
     /// Run a program (`ip`, `tc`, `ethtool`) and require exit status 0.
     Exec { argv: Vec<String> },
     /// Write `value` to `/proc/sys/<key with dots as slashes>` inside
-    /// namespace `ns` (`None`: the initial namespace).
+    /// namespace `ns` (`None`: the initial namespace). A key containing a
+    /// `/` is taken as a path under `/proc/sys` as it is (for device names
+    /// with dots: `net/ipv4/conf/veth0.5/rp_filter`), as `sysctl` does.
     Sysctl { ns: Option<String>, key: String, value: String },
     /// Write `value` to a file (module parameters under `/sys/module`).
     Write { path: String, value: String },
     /// Create a RED qdisc by netlink with `Wlog = 0` (the instantaneous
     /// backlog, which `tc` cannot set): a step ECN marker. It marks
     /// ECT packets CE, and queues not-ECT ones unmarked, when the child's
-    /// backlog on arrival is at least `threshold_bytes`.
+    /// backlog on arrival is at least `threshold_bytes`. RED creates its
+    /// own bfifo child of `limit_bytes` (its drops count in RED's stats).
+    /// `parent` and `handle` are tc handles (`major << 16 | minor`), the
+    /// device is looked up inside `ns`. Needs `CONFIG_NET_SCH_RED`.
     RedStep { ns: String, dev: String, parent: u32, handle: u32, limit_bytes: u32, threshold_bytes: u32 },
 }
 
@@ -63,10 +92,13 @@ pub enum Action {
 pub struct FlowJob {
     /// The scenario's flow id.
     pub id: String,
-    /// Client (sender of a bulk flow) namespace and source address.
+    /// Client (sender of a bulk flow) namespace and source address (IPv4
+    /// or IPv6, as text).
     pub client_ns: String,
     pub client_addr: String,
-    /// Server namespace, address and listening port.
+    /// Server namespace, address and listening port. Every flow needs a
+    /// port of its own: the server accepts exactly one connection per run,
+    /// in order.
     pub server_ns: String,
     pub server_addr: String,
     pub server_port: u16,
@@ -79,7 +111,8 @@ pub struct FlowJob {
     pub gap_ns: u64,
     /// Each run's application stops this long after its connection starts.
     pub duration_each_ns: Option<u64>,
-    /// `TCP_CONGESTION` of both sockets.
+    /// `TCP_CONGESTION` of both sockets (set on the listener; accepted
+    /// sockets inherit it). Empty: the namespace's default.
     pub cc: String,
     /// `TCP_NODELAY` on both sockets.
     pub nodelay: bool,
@@ -111,15 +144,18 @@ pub enum App {
     Rpc { request: u64, response: u64, think_ns: u64, count: Option<u64>, stop_ns: Option<u64> },
 }
 
-/// A qdisc (or htb class) to read statistics from at the end of the run.
+/// Qdiscs to read statistics from at the end of the run (and queue
+/// lengths during it), found by handle on `dev` in `ns` through an
+/// rtnetlink qdisc dump. Both handles must name qdiscs, not classes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LinkProbe {
     /// `"<link>:<from>-><to>"`, as the model names link directions.
     pub id: String,
     pub ns: String,
     pub dev: String,
-    /// Handle (major << 16) of the queue qdisc whose drops, backlog and
-    /// RED marks count for this direction (the leaf behind the shaper).
+    /// Handle (major << 16) of the queue qdisc whose drops, queue length
+    /// and RED marks count for this direction (the leaf behind the
+    /// shaper).
     pub queue_handle: u32,
     /// Handle of the root qdisc whose sent bytes and packets count as
     /// transmitted.
@@ -133,9 +169,12 @@ pub struct GuestResult {
     pub kernel_release: String,
     /// Set-up or run failure; the rest may be partial.
     pub error: Option<String>,
+    /// One per job flow, in the job's order.
     pub flows: Vec<FlowOut>,
     /// Per namespace, every nstat counter (`TcpExtTCPSACKReorder`, ...):
-    /// the values of `/proc/net/netstat` and `/proc/net/snmp` at the end.
+    /// the values of `/proc/net/netstat` and `/proc/net/snmp` at the end,
+    /// groups `Ip*`, `IpExt*`, `Tcp*`, `TcpExt*`, `Udp*` and `UdpLite*`
+    /// only; negative values (`TcpMaxConn` = -1) are left out.
     pub counters: Vec<(String, Vec<(String, u64)>)>,
     pub links: Vec<LinkOut>,
 }
@@ -143,6 +182,7 @@ pub struct GuestResult {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FlowOut {
     pub id: String,
+    /// The runs that have started (called `connect()`), in order.
     pub runs: Vec<RunOut>,
     /// Every RPC latency (ns), in completion order, all runs.
     pub rpc_latencies_ns: Vec<u64>,
@@ -155,22 +195,29 @@ pub struct RunOut {
     /// When the run's client called `connect()`.
     pub start_ns: u64,
     /// When the last byte of the run's data was read (bulk: the server read
-    /// every byte written before the client stopped, i.e. got EOF; RPC: the
-    /// last response read).
+    /// every byte written before the client stopped, i.e. got EOF; the time
+    /// of its last read that returned data, or of the EOF if none did; RPC:
+    /// the last response read, or the stop if there was no transaction).
     pub completed_ns: Option<u64>,
-    /// When the client socket saw the server's FIN after its own close.
+    /// When the client socket saw the server's FIN after its own close
+    /// (`shutdown(SHUT_WR)`, then a read returned EOF). `None` while the run
+    /// is going, or if it failed (the error says how).
     pub closed_ns: Option<u64>,
     /// Bytes read by the applications (bulk: the server; RPC: requests read
     /// by the server plus responses read by the client).
     pub bytes_delivered: u64,
     /// Transactions completed (RPC).
     pub rpcs: u64,
-    /// The client's `TCP_INFO` at the end of the run (or at the end of the
-    /// scenario if the run was still going).
+    /// The client's `TCP_INFO` at the end of the run, just before its
+    /// socket was closed (or at the end of the scenario if the run was
+    /// still going).
     pub info: TcpInfoOut,
 }
 
-/// The fields of Linux's `struct tcp_info` that the lab reports.
+/// The fields of Linux's `struct tcp_info` that the lab reports, each the
+/// `tcpi_` field of the same name (`rtt_us` is `tcpi_rtt`, `rto_us`
+/// `tcpi_rto`, `busy_time_us` `tcpi_busy_time`, `last_data_recv_ms`
+/// `tcpi_last_data_recv`, ...), unconverted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TcpInfoOut {
     pub state: u8,
@@ -211,6 +258,8 @@ pub struct TcpInfoOut {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TraceOut {
+    /// When the sample was read (on the `k * interval` grid in virtual
+    /// time; a little after it in real time).
     pub time_ns: u64,
     pub cwnd: u32,
     pub ssthresh: u32,
@@ -233,6 +282,80 @@ pub struct LinkOut {
     pub drops: u64,
     /// Marked CE by the queue qdisc (RED's `marked`).
     pub ce_marks: u64,
-    /// Largest queue length (packets) seen by the samples.
+    /// Largest queue length (packets) seen by the samples and the final
+    /// snapshot.
     pub peak_queue_packets: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wire format: enum variants are tagged by `"kind"` in snake
+    /// case; every field is required, except that an `Option` may also be
+    /// left out (serde reads a missing `Option` as `None`).
+    const EXAMPLE: &str = r#"{
+      "version": 1,
+      "setup": [
+        {"what": "host a", "action": {"kind": "exec", "argv": ["ip", "netns", "add", "a"]}},
+        {"what": "ecn", "action": {"kind": "sysctl", "ns": "a", "key": "net.ipv4.tcp_ecn", "value": "1"}},
+        {"what": "hystart", "action": {"kind": "write", "path": "/sys/module/tcp_cubic/parameters/hystart", "value": "0"}},
+        {"what": "marker", "action": {"kind": "red_step", "ns": "a", "dev": "v0", "parent": 65537, "handle": 2097152,
+                                      "limit_bytes": 200000, "threshold_bytes": 30000}}
+      ],
+      "duration_ns": 2000000000,
+      "trace_interval_ns": 100000000,
+      "flows": [
+        {"id": "f1", "client_ns": "a", "client_addr": "198.18.0.1", "server_ns": "b", "server_addr": "198.18.0.2",
+         "server_port": 5001, "client_ports": [40000, 40001], "start_ns": 0, "gap_ns": 1000000,
+         "duration_each_ns": 500000000, "cc": "cubic", "nodelay": false,
+         "client_sock": {"sndbuf": 0, "rcvbuf": 0}, "server_sock": {"sndbuf": 0, "rcvbuf": 0},
+         "app": {"kind": "bulk", "bytes": null, "stop_ns": null}},
+        {"id": "f2", "client_ns": "a", "client_addr": "198.18.0.1", "server_ns": "b", "server_addr": "198.18.0.2",
+         "server_port": 5002, "client_ports": [40100], "start_ns": 0, "gap_ns": 0,
+         "cc": "", "nodelay": true,
+         "client_sock": {"sndbuf": 65536, "rcvbuf": 0}, "server_sock": {"sndbuf": 0, "rcvbuf": 0},
+         "app": {"kind": "rpc", "request": 100, "response": 10000, "think_ns": 0, "count": 10, "stop_ns": null}}
+      ],
+      "counter_namespaces": ["a", "b"],
+      "link_probes": [{"id": "l:a->b", "ns": "a", "dev": "v0", "queue_handle": 2097152, "root_handle": 65536}],
+      "out_dir": "/tmp/out"
+    }"#;
+
+    #[test]
+    fn example_job_parses_and_round_trips() {
+        let job: Job = serde_json::from_str(EXAMPLE).unwrap();
+        assert_eq!(job.setup.len(), 4);
+        assert!(matches!(job.setup[3].action, Action::RedStep { parent: 0x0001_0001, handle: 0x0020_0000, .. }));
+        assert!(matches!(job.flows[1].app, App::Rpc { count: Some(10), .. }));
+        assert_eq!(job.flows[1].duration_each_ns, None);
+        let back: Job = serde_json::from_str(&serde_json::to_string(&job).unwrap()).unwrap();
+        assert_eq!(back, job);
+    }
+
+    #[test]
+    fn result_round_trips() {
+        let r = GuestResult {
+            kernel_release: "6.12.0".into(),
+            error: Some("x".into()),
+            flows: vec![FlowOut {
+                id: "f1".into(),
+                runs: vec![RunOut {
+                    start_ns: 1,
+                    completed_ns: Some(2),
+                    closed_ns: None,
+                    bytes_delivered: 3,
+                    rpcs: 4,
+                    info: TcpInfoOut { snd_cwnd: 10, pacing_rate: u64::MAX, ..TcpInfoOut::default() },
+                }],
+                rpc_latencies_ns: vec![5, 6],
+                trace: vec![TraceOut { time_ns: 7, cwnd: 8, ..TraceOut::default() }],
+            }],
+            counters: vec![("a".into(), vec![("TcpActiveOpens".into(), 1)])],
+            links: vec![LinkOut { id: "l".into(), tx_bytes: 9, ce_marks: 2, ..LinkOut::default() }],
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains(r#""counters":[["a",[["TcpActiveOpens",1]]]]"#), "{text}");
+        assert_eq!(serde_json::from_str::<GuestResult>(&text).unwrap(), r);
+    }
 }
