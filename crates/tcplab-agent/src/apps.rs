@@ -15,7 +15,6 @@
 use crate::clock;
 use crate::flows::{Flow, Scenario};
 use crate::job::App;
-use crate::netns;
 use crate::sock;
 use crate::tcp_info;
 use std::io::{self, Read, Write};
@@ -35,7 +34,8 @@ fn parse_ip(what: &str, s: &str) -> Result<IpAddr, String> {
 }
 
 /// A flow's listening socket, created on the calling thread (which must
-/// be inside the server's namespace): `SO_REUSEADDR`, the server's socket
+/// be inside the server's namespace: the socket, and every connection it
+/// accepts, belong to the namespace it is created in): `SO_REUSEADDR`, the server's socket
 /// options, bound to `server_addr:server_port`. Accepted sockets inherit
 /// the options.
 pub fn listen(flow: &crate::job::FlowJob) -> Result<TcpListener, String> {
@@ -49,9 +49,8 @@ pub fn listen(flow: &crate::job::FlowJob) -> Result<TcpListener, String> {
     Ok(TcpListener::from(fd))
 }
 
-/// The server thread of flow `f`: accepts one connection per run, in
-/// order, and serves it to EOF. It creates no sockets of its own (accepted
-/// ones belong to the listener's namespace), so it needs no `setns`.
+/// The server thread of flow `f`, with the listener it made: accepts one
+/// connection per run, in order, and serves it to EOF.
 pub fn server(sc: &Scenario, f: usize, listener: TcpListener) {
     let flow = &sc.flows[f];
     for k in 0..flow.runs() {
@@ -134,16 +133,12 @@ pub fn stop_time(app_stop: Option<u64>, run_start: u64, each: Option<u64>) -> Op
     [app_stop, each.map(|d| run_start.saturating_add(d))].into_iter().flatten().min()
 }
 
-/// The client thread of flow `f`: enters the client namespace, then runs
-/// each run in turn. A failed run ends the flow (the next one would have
-/// no close time to start from).
+/// The client thread of flow `f`, already inside the client namespace
+/// (its sockets are created there): runs each run in turn. A failed run
+/// ends the flow (the next one would have no close time to start from).
 pub fn client(sc: &Scenario, f: usize) {
     let flow = &sc.flows[f];
     let job = &flow.job;
-    if let Err(e) = netns::enter(&job.client_ns) {
-        sc.errors.push(format!("flow {}: client: {e}", job.id));
-        return;
-    }
     let mut prev_closed = 0;
     for k in 0..flow.runs() {
         let start = if k == 0 { job.start_ns } else { prev_closed + job.gap_ns };

@@ -112,13 +112,17 @@ impl Flow {
         drop(stream);
     }
 
-    /// Appends a trace row from the current client socket, if any.
+    /// Appends a trace row from the current client socket, if it has a
+    /// connection: not while the handshake is going (no RTT yet, pacing
+    /// rate "unlimited") nor once closed.
     pub fn sample(&self, epoch: &Epoch) {
         let mut s = lock(&self.state);
         if let Some(fd) = s.client_fd {
             if let Ok(i) = tcp_info::read(fd) {
-                let t = epoch.elapsed();
-                s.trace.push(i.to_trace(t));
+                if !matches!(i.tcpi_state, tcp_info::TCP_SYN_SENT | tcp_info::TCP_CLOSE) {
+                    let t = epoch.elapsed();
+                    s.trace.push(i.to_trace(t));
+                }
             }
         }
     }

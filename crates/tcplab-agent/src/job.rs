@@ -42,7 +42,8 @@ pub struct Job {
     /// Sample each flow's client `TCP_INFO` every this long (and each
     /// probed qdisc's queue length), at `k * interval` for k = 1, 2, ...
     /// while before `duration_ns`. A flow gets a row only while a run's
-    /// client socket is open (from just before `connect()` to its close).
+    /// client connection exists (established, or closing but not yet
+    /// closed: not during the handshake).
     /// `None`: no traces; `Some(0)` is refused.
     pub trace_interval_ns: Option<u64>,
     pub flows: Vec<FlowJob>,

@@ -248,15 +248,15 @@ pub fn attrs(buf: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
 }
 
 /// The outcome carried by an `NLMSG_ERROR` message (an ACK when the code
-/// is 0): `Err("<strerror> (errno N): <extended ACK message>")`.
+/// is 0): `Err("<strerror> (os error N): <extended ACK message>")`.
 pub fn ack_result(msg: &Msg<'_>) -> Result<(), String> {
     let p = msg.payload;
     let code = u32_at(p, 0).ok_or("truncated netlink error message")? as i32;
     if code == 0 {
         return Ok(());
     }
-    let errno = -code;
-    let mut text = format!("{} (errno {errno})", io::Error::from_raw_os_error(errno));
+    // "File exists (os error 17)"
+    let mut text = io::Error::from_raw_os_error(-code).to_string();
     if msg.flags & NLM_F_ACK_TLVS != 0 {
         // struct nlmsgerr: the error, then the request's header (capped)
         // or the whole request, then the extended-ACK attributes.
@@ -680,7 +680,7 @@ mod tests {
         let d = msg(NLMSG_ERROR, NLM_F_CAPPED | NLM_F_ACK_TLVS, 1, &p);
         let ms = messages(&d).unwrap();
         let e = ack_result(&ms[0]).unwrap_err();
-        assert!(e.contains("(errno 2): Specified qdisc kind is unknown"), "{e}");
+        assert_eq!(e, "No such file or directory (os error 2): Specified qdisc kind is unknown");
         let ok = msg(NLMSG_ERROR, NLM_F_CAPPED, 1, &[0; 20]);
         assert_eq!(ack_result(&messages(&ok).unwrap()[0]), Ok(()));
     }

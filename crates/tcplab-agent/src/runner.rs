@@ -1,5 +1,6 @@
-//! One job from set-up to result: set-up steps, listeners, `t0`, the
-//! flows' threads and the sampler, then the end-of-scenario snapshot.
+//! One job from set-up to result: set-up steps, the flows' threads (each
+//! in its namespace, servers listening), `t0`, the sampler, then the
+//! end-of-scenario snapshot.
 //!
 //! Threads still blocked in a `send()` or `recv()` at the end are left
 //! behind: the process exits (or the guest powers off) right after the
@@ -7,7 +8,7 @@
 //! nothing they do afterwards can reach the result.
 
 use crate::apps;
-use crate::clock::Epoch;
+use crate::clock::{self, Epoch};
 use crate::flows::{lock, Errors, Flow, Scenario};
 use crate::job::{GuestResult, Job};
 use crate::links::LinkProber;
@@ -17,7 +18,7 @@ use crate::sampler;
 use crate::setup;
 use std::ffi::CStr;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 
 /// Runs `job` and returns its result; failures are in `result.error`
 /// (several run-time failures joined with "; "), never a panic.
@@ -56,37 +57,58 @@ pub fn validate(job: &Job) -> Result<(), String> {
 }
 
 fn execute(job: &Job, res: &mut GuestResult) -> Vec<String> {
-    if let Err(e) = validate(job).and_then(|()| setup::run(&job.setup)) {
+    if let Err(e) = clock::precise_timers().and_then(|()| validate(job)).and_then(|()| setup::run(&job.setup)) {
         return vec![e];
-    }
-    // Listeners before t0, so that a client starting at 0 finds its server.
-    let mut listeners = Vec::with_capacity(job.flows.len());
-    for f in &job.flows {
-        match netns::run_in(Some(&f.server_ns), || apps::listen(f)) {
-            Ok(l) => listeners.push(l),
-            Err(e) => return vec![format!("flow {}: server: {e}", f.id)],
-        }
     }
     let prober = match LinkProber::open(&job.link_probes) {
         Ok(p) => Arc::new(Mutex::new(p)),
         Err(e) => return vec![e],
     };
 
+    // Every flow thread is started, has entered its namespace and made its
+    // listener before t0, so that none of that (thread creation, setns)
+    // costs scenario time; they then wait for the scenario.
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let mut go = Vec::new();
+    for (f, fj) in job.flows.iter().enumerate() {
+        let (sj, id) = (fj.clone(), fj.id.clone());
+        let listen = move || {
+            netns::enter(&sj.server_ns).and_then(|()| apps::listen(&sj)).map_err(|e| format!("flow {id}: server: {e}"))
+        };
+        let server = start(format!("server {}", fj.id), &ready_tx, listen, move |sc, l| apps::server(sc, f, l));
+        let (ns, id) = (fj.client_ns.clone(), fj.id.clone());
+        let enter = move || netns::enter(&ns).map_err(|e| format!("flow {id}: client: {e}"));
+        let client = start(format!("client {}", fj.id), &ready_tx, enter, move |sc, ()| apps::client(sc, f));
+        match server.and_then(|s| Ok((s, client?))) {
+            Ok((s, c)) => go.extend([s, c]),
+            Err(e) => return vec![e],
+        }
+    }
+    drop(ready_tx);
+    for _ in 0..go.len() {
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return vec![e],
+            Err(_) => return vec!["a flow thread ended before it was ready".into()],
+        }
+    }
+
     let sc = Arc::new(Scenario {
         epoch: Epoch::start(),
         flows: job.flows.iter().cloned().map(Flow::new).collect(),
         errors: Errors::default(),
     });
-    for (f, listener) in listeners.into_iter().enumerate() {
-        let id = &job.flows[f].id;
-        let s = Arc::clone(&sc);
-        spawn(&sc, format!("server {id}"), move || apps::server(&s, f, listener));
-        let s = Arc::clone(&sc);
-        spawn(&sc, format!("client {id}"), move || apps::client(&s, f));
+    for g in go {
+        // A thread that is gone has nothing to run.
+        let _ = g.send(Arc::clone(&sc));
     }
     if let Some(interval) = job.trace_interval_ns {
         let (s, p, end) = (Arc::clone(&sc), Arc::clone(&prober), job.duration_ns);
-        spawn(&sc, "sampler".into(), move || sampler::run(&s, &p, interval, end));
+        if let Err(e) =
+            std::thread::Builder::new().name("sampler".into()).spawn(move || sampler::run(&s, &p, interval, end))
+        {
+            sc.errors.push(format!("sampler: cannot start a thread: {e}"));
+        }
     }
 
     sc.epoch.sleep_until(job.duration_ns);
@@ -105,9 +127,30 @@ fn execute(job: &Job, res: &mut GuestResult) -> Vec<String> {
     errors
 }
 
-/// Starts a detached thread; failing to is a run error.
-fn spawn(sc: &Scenario, name: String, f: impl FnOnce() + Send + 'static) {
-    if let Err(e) = std::thread::Builder::new().name(name.clone()).spawn(f) {
-        sc.errors.push(format!("{name}: cannot start a thread: {e}"));
-    }
+/// Starts a thread that runs `prepare`, reports its outcome on `ready`,
+/// then waits for the scenario (sent on the returned channel at `t0`) and
+/// runs `body` with what `prepare` made. If the scenario never comes (the
+/// sender is dropped), the thread just ends.
+fn start<P: 'static>(
+    name: String,
+    ready: &mpsc::Sender<Result<(), String>>,
+    prepare: impl FnOnce() -> Result<P, String> + Send + 'static,
+    body: impl FnOnce(&Scenario, P) + Send + 'static,
+) -> Result<mpsc::Sender<Arc<Scenario>>, String> {
+    let (tx, rx) = mpsc::channel::<Arc<Scenario>>();
+    let ready = ready.clone();
+    let thread = move || {
+        let made = prepare();
+        let ok = made.as_ref().map(drop).map_err(Clone::clone);
+        let _ = ready.send(ok);
+        drop(ready);
+        if let (Ok(p), Ok(sc)) = (made, rx.recv()) {
+            body(&sc, p);
+        }
+    };
+    std::thread::Builder::new()
+        .name(name.clone())
+        .spawn(thread)
+        .map_err(|e| format!("{name}: cannot start a thread: {e}"))?;
+    Ok(tx)
 }

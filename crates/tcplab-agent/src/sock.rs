@@ -232,7 +232,7 @@ mod tests {
         s.read_exact(&mut b).unwrap();
         assert_eq!(&b, b"hi");
         let info = crate::tcp_info::read(c.as_raw_fd()).unwrap();
-        assert_eq!(info.tcpi_state, 1); // TCP_ESTABLISHED
+        assert_eq!(info.tcpi_state, crate::tcp_info::TCP_ESTABLISHED);
     }
 
     #[test]

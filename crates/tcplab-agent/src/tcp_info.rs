@@ -11,6 +11,11 @@ use crate::job::{TcpInfoOut, TraceOut};
 use std::io;
 use std::os::fd::RawFd;
 
+/// `tcpi_state` values (include/net/tcp_states.h).
+pub const TCP_ESTABLISHED: u8 = 1;
+pub const TCP_SYN_SENT: u8 = 2;
+pub const TCP_CLOSE: u8 = 7;
+
 /// Linux's `struct tcp_info` up to 6.12's last field.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
