@@ -24,8 +24,10 @@ use std::os::fd::AsRawFd;
 /// Bulk writes and the largest request/response write.
 const CHUNK: usize = 256 * 1024;
 /// The bulk server's reads: large, so that one wake-up drains what has
-/// arrived and the receive window never closes because of the reader.
-const SINK_READ: usize = 1 << 20;
+/// arrived and the receive window never closes because of the reader, but
+/// not so large that many flows strain a small guest's memory (a read
+/// touches as much of the buffer as it returns).
+const SINK_READ: usize = 256 * 1024;
 /// The listen backlog: one connection per run, one run at a time.
 pub const BACKLOG: libc::c_int = 4;
 
@@ -139,9 +141,9 @@ pub fn stop_time(app_stop: Option<u64>, run_start: u64, each: Option<u64>) -> Op
 pub fn client(sc: &Scenario, f: usize) {
     let flow = &sc.flows[f];
     let job = &flow.job;
-    let mut prev_closed = 0;
+    let mut prev_closed = 0u64;
     for k in 0..flow.runs() {
-        let start = if k == 0 { job.start_ns } else { prev_closed + job.gap_ns };
+        let start = if k == 0 { job.start_ns } else { prev_closed.saturating_add(job.gap_ns) };
         sc.epoch.sleep_until(start);
         match client_run(sc, flow, k) {
             Ok(closed) => prev_closed = closed,
@@ -268,7 +270,7 @@ fn rpc_client(sc: &Scenario, flow: &Flow, k: usize, mut stream: &TcpStream, p: &
             }
         }
         let now = clock::now_ns();
-        flow.add_rpc(k, now - t);
+        flow.add_rpc(k, now.saturating_sub(t));
         done += 1;
         last = Some(now);
         if p.think_ns > 0 {

@@ -65,7 +65,7 @@ fn execute(job: &Job, res: &mut GuestResult) -> Vec<String> {
         Err(e) => return vec![e],
     };
 
-    // Every flow thread is started, has entered its namespace and made its
+    // Every thread is started, has entered its namespace and made its
     // listener before t0, so that none of that (thread creation, setns)
     // costs scenario time; they then wait for the scenario.
     let (ready_tx, ready_rx) = mpsc::channel();
@@ -84,12 +84,19 @@ fn execute(job: &Job, res: &mut GuestResult) -> Vec<String> {
             Err(e) => return vec![e],
         }
     }
+    if let Some(interval) = job.trace_interval_ns {
+        let (p, end) = (Arc::clone(&prober), job.duration_ns);
+        match start("sampler".into(), &ready_tx, || Ok(()), move |sc, ()| sampler::run(sc, &p, interval, end)) {
+            Ok(s) => go.push(s),
+            Err(e) => return vec![e],
+        }
+    }
     drop(ready_tx);
     for _ in 0..go.len() {
         match ready_rx.recv() {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return vec![e],
-            Err(_) => return vec!["a flow thread ended before it was ready".into()],
+            Err(_) => return vec!["a thread ended before it was ready".into()],
         }
     }
 
@@ -101,14 +108,6 @@ fn execute(job: &Job, res: &mut GuestResult) -> Vec<String> {
     for g in go {
         // A thread that is gone has nothing to run.
         let _ = g.send(Arc::clone(&sc));
-    }
-    if let Some(interval) = job.trace_interval_ns {
-        let (s, p, end) = (Arc::clone(&sc), Arc::clone(&prober), job.duration_ns);
-        if let Err(e) =
-            std::thread::Builder::new().name("sampler".into()).spawn(move || sampler::run(&s, &p, interval, end))
-        {
-            sc.errors.push(format!("sampler: cannot start a thread: {e}"));
-        }
     }
 
     sc.epoch.sleep_until(job.duration_ns);
