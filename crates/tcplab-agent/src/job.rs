@@ -259,8 +259,10 @@ pub struct TcpInfoOut {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TraceOut {
-    /// When the sample was read (on the `k * interval` grid in virtual
-    /// time; a little after it in real time).
+    /// When the sample was read: on the `k * interval` grid in virtual
+    /// time (within a microsecond after it: UML's time travel charges a
+    /// few hundred ns per system call), some µs to ms after it in real
+    /// time.
     pub time_ns: u64,
     pub cwnd: u32,
     pub ssthresh: u32,

@@ -5,7 +5,18 @@
 //! `TCP_INFO`, and writes a [`job::GuestResult`].
 //!
 //! The host side depends on this crate for [`job`] only; the rest is the
-//! agent binary's machinery, public so that it can be tested.
+//! agent binary's machinery, public so that it can be tested:
+//!
+//! - [`runner`]: one job from set-up to result, the order of things and
+//!   where `t0` falls; [`init`]: the PID-1 duties; [`output`]: the atomic
+//!   `result.json`.
+//! - [`setup`]: the set-up steps; [`netns`]: threads inside a namespace;
+//!   [`netlink`]: rtnetlink for the RED step marker and qdisc statistics.
+//! - [`flows`]: per-flow shared state; [`apps`]: the bulk and RPC
+//!   applications; [`sock`]: socket set-up; [`tcp_info`]: Linux's
+//!   `struct tcp_info`.
+//! - [`sampler`]: periodic traces and queue lengths; [`links`]: link
+//!   statistics; [`nstat`]: SNMP counters; [`clock`]: the scenario clock.
 
 pub mod apps;
 pub mod clock;
