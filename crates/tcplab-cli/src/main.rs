@@ -14,8 +14,9 @@ use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tcplab_lab::backend::{Backend, Choice};
 use tcplab_lab::batch::{self, FlowTrace, Progress, Quiet};
-use tcplab_lab::compare::{ArmSpec, CompareSpec};
+use tcplab_lab::compare::{ArmSpec, CompareSpec, Comparison};
 use tcplab_lab::exec::{self, Extras};
 use tcplab_lab::experiments::{self, REGISTRY};
 use tcplab_lab::outputs::Outputs;
@@ -55,6 +56,11 @@ enum Cmd {
     Sweep(SweepArgs),
     /// Join the JSON outputs of `tcplab sweep --shard K/N --json` into one sweep.
     Merge(MergeArgs),
+    /// Run a scenario on the model and on the real kernel, N seeds each, and compare them metric by metric.
+    Diff(DiffArgs),
+    /// The kernel backend's images: build one, list them, or show how a scenario is set up in the guest.
+    #[command(subcommand)]
+    Kernel(KernelCmd),
     /// Measure simulator speed: data segments delivered per wall-clock second.
     Bench {
         /// Print one JSON object: {"segments_per_sec", "segments", "wall_s", "sim_s", ...}.
@@ -76,6 +82,109 @@ enum Cmd {
     },
 }
 
+/// Where runs run.
+#[derive(Args, Debug, Clone)]
+struct BackendArgs {
+    /// model (default: the simulator), linux (the real kernel in a User-Mode Linux
+    /// guest in virtual time; run `tcplab kernel build` once first) or both.
+    #[arg(long, value_name = "model|linux|both", default_value = "model")]
+    backend: String,
+    /// Kernel image for the linux backend: a key (or prefix) or name from
+    /// `tcplab kernel list`, or an image directory. Default: the newest built for this host.
+    #[arg(long, value_name = "IMAGE")]
+    kernel: Option<String>,
+    /// Wall-clock limit of one kernel run, seconds; a guest past it is killed and the
+    /// run reported as failed. Default: 120 + 240 per simulated second.
+    #[arg(long, value_name = "SECS")]
+    max_wall: Option<f64>,
+}
+
+impl BackendArgs {
+    fn backends(&self) -> Result<Vec<Backend>, Error> {
+        let wall = match self.max_wall {
+            Some(s) if !(s.is_finite() && s > 0.0 && s < 1e9) => {
+                return Err(Error::at("--max-wall", format!("{s}: give a positive number of seconds")))
+            }
+            Some(s) => Some(std::time::Duration::from_secs_f64(s)),
+            None => None,
+        };
+        Choice::parse(&self.backend)?.backends(self.kernel.as_deref(), wall)
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum KernelCmd {
+    /// Build (or find cached) a User-Mode Linux kernel for the linux backend.
+    Build(KernelBuildArgs),
+    /// List the cached kernel images.
+    List {
+        /// Print JSON (one array of image descriptions).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print how a scenario is set up in the guest (namespaces, veth, qdiscs,
+    /// sysctls, module parameters), without running it.
+    Plan {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        /// Kernel image (as for --kernel); default: the newest built for this host.
+        #[arg(long, value_name = "IMAGE")]
+        kernel: Option<String>,
+    },
+}
+
+#[derive(Args, Debug)]
+struct KernelBuildArgs {
+    /// debian:SERIES (Debian's linux-source-SERIES package, installed with apt-get if
+    /// missing) or the path of a kernel source tree (it is copied, never written to).
+    #[arg(long, value_name = "debian:6.12|PATH", default_value = "debian:6.12")]
+    source: String,
+    /// Directory of *.patch files applied in name order, or `none`. Default: tcplab's
+    /// own run-time switches (kernel/patches, GPL-2.0).
+    #[arg(long, value_name = "DIR|none")]
+    patches: Option<String>,
+    /// The kernel's HZ (100, 250, 300 or 1000); scenarios must use the same `hz`.
+    #[arg(long, value_name = "N", default_value_t = 250)]
+    hz: u32,
+    /// Parallel make jobs; default: every core.
+    #[arg(long, value_name = "J")]
+    jobs: Option<usize>,
+    /// A name to select the image by (--kernel NAME).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct DiffArgs {
+    /// Scenario file (TOML).
+    #[arg(value_name = "FILE")]
+    file: String,
+    /// Override a field on both backends, e.g. run.duration=10s. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Runs per backend, on seeds 1 to N.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    runs: u32,
+    /// Worker threads: model runs, and kernel guests (one per core); default: every core.
+    #[arg(long, value_name = "J")]
+    jobs: Option<usize>,
+    #[command(flatten)]
+    metric: MetricArgs,
+    /// Print one JSON object: {"scenario", "runs", "rows": [{"metric", "model", "linux", ...}]}.
+    #[arg(long)]
+    json: bool,
+    /// Write plots (PNG and SVG) to DIR: each flow's cwnd on both backends (seed 1),
+    /// and each metric's distribution. DIR is created.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Kernel image (as for --kernel).
+    #[arg(long, value_name = "IMAGE")]
+    kernel: Option<String>,
+    /// Wall-clock limit of one kernel run, seconds (as for --max-wall).
+    #[arg(long, value_name = "SECS")]
+    max_wall: Option<f64>,
+}
+
 #[derive(Args, Debug)]
 struct ScenarioArgs {
     /// Scenario file (TOML).
@@ -95,6 +204,8 @@ struct ScenarioArgs {
 struct RunArgs {
     #[command(flatten)]
     scenario: ScenarioArgs,
+    #[command(flatten)]
+    backend: BackendArgs,
     /// Print one JSON object (flows, links, counters, events, sim_time_s, wall_s, seed,
     /// scenario) instead of a table.
     #[arg(long)]
@@ -165,6 +276,8 @@ struct CompareArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     #[command(flatten)]
+    backend: BackendArgs,
+    #[command(flatten)]
     runs: RunsArgs,
     #[command(flatten)]
     metric: MetricArgs,
@@ -189,6 +302,8 @@ struct ReproduceArgs {
     /// Runs per arm (default: the experiment's own count).
     #[arg(long, value_name = "N")]
     runs: Option<u32>,
+    #[command(flatten)]
+    backend: BackendArgs,
     /// Worker threads (each run is single-threaded); default: every core.
     #[arg(long, value_name = "J")]
     jobs: Option<usize>,
@@ -221,6 +336,8 @@ struct SweepArgs {
     /// Override a field at every point (before --vary). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    #[command(flatten)]
+    backend: BackendArgs,
     #[command(flatten)]
     runs: RunsArgs,
     #[command(flatten)]
@@ -346,6 +463,8 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Cmd::Reproduce(a) => cmd_reproduce(a),
         Cmd::Sweep(a) => cmd_sweep(a),
         Cmd::Merge(a) => cmd_merge(a),
+        Cmd::Diff(a) => cmd_diff(a),
+        Cmd::Kernel(k) => cmd_kernel(k),
         Cmd::Bench { json } => {
             if interactive(json) {
                 eprintln!("tcplab: running the benchmark scenario on one thread...");
@@ -362,10 +481,26 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
 
 fn cmd_run(a: RunArgs) -> Result<ExitCode, Error> {
     let sc = tcplab_lab::load(&a.scenario.file, &a.scenario.set, a.scenario.seed)?;
+    let backends = a.backend.backends()?;
+    if backends.len() > 1 && (a.trace.is_some() || a.plot.is_some() || a.pcap.is_some()) {
+        return Err(Error::at(
+            "--backend both",
+            "--trace, --plot and --pcap write one backend's files: run each backend on its own, or use `tcplab diff --plot DIR`",
+        ));
+    }
+    let mut text = String::new();
+    for backend in backends {
+        text.push_str(&run_on(&a, &sc, backend)?);
+    }
+    emit(&text)
+}
+
+/// `tcplab run` on one backend: the report, as text or JSON.
+fn run_on(a: &RunArgs, sc: &tcplab_lab::Scenario, backend: Backend) -> Result<String, Error> {
     // Every output is created before the run, so a bad path fails fast.
     let mut out = Outputs::new();
     let mut trace = match &a.trace {
-        Some(dir) => Some(TraceSink::create(dir, &sc)?),
+        Some(dir) => Some(TraceSink::create(dir, sc)?),
         None => None,
     };
     if let Some(t) = &trace {
@@ -377,14 +512,15 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode, Error> {
     let capture = match &a.pcap {
         Some(d) => {
             let dir = out.dir("--pcap", d)?;
-            Some(PcapCapture::create(&mut out, &dir, &sc, a.pcap_snaplen)?)
+            Some(PcapCapture::create(&mut out, &dir, sc, a.pcap_snaplen)?)
         }
         None => None,
     };
     if interactive(a.json) {
         eprintln!(
-            "tcplab: running {} ({} simulated, seed {})",
+            "tcplab: running {} on {} ({} simulated, seed {})",
             sc.name,
+            backend.label(),
             tcplab_lab::units::format_time(sc.sim.duration),
             sc.sim.seed
         );
@@ -403,13 +539,14 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode, Error> {
         keep_trace: plot_dir.is_some(),
         tap: capture.as_ref().map(PcapCapture::tap),
         progress: bar.is_some().then_some(&mut report as &mut dyn FnMut(f64)),
+        backend,
     };
-    let outcome = exec::run(&sc, extras);
+    let outcome = exec::run(sc, extras);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
     let outcome = outcome?;
-    let report = RunReport::new(&sc, &outcome);
+    let report = RunReport::new(sc, &outcome);
     if let Some(t) = &trace {
         eprintln!("tcplab: wrote {} trace file(s) to {}", t.paths().count(), t.dir.display());
     }
@@ -441,7 +578,7 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode, Error> {
         eprintln!("tcplab: wrote {n} plot(s) (PNG and SVG) to {}", dir.display());
     }
     out.commit();
-    emit(&if a.json { report.to_json() + "\n" } else { report.to_table() })
+    Ok(if a.json { report.to_json() + "\n" } else { report.to_table() })
 }
 
 fn settings(flag: &str, args: &[String]) -> Result<Vec<Setting>, Error> {
@@ -472,34 +609,57 @@ fn cmd_compare(a: CompareArgs) -> Result<ExitCode, Error> {
             "give the arms' settings with --a and/or --b, e.g. --a 'flow.*.cc=reno' --b 'flow.*.cc=cubic'",
         ));
     }
-    let spec = CompareSpec {
-        scenario: ScenarioText::read(&a.file)?,
-        base: settings("--set", &a.set)?,
-        arms: vec![
-            ArmSpec { name: a.name_a.clone(), flag: "--a".into(), settings: settings("--a", &a.a)? },
-            ArmSpec { name: a.name_b.clone(), flag: "--b".into(), settings: settings("--b", &a.b)? },
-        ],
-        runs: a.runs.runs,
-        metrics: a.metric.metric.clone(),
-        jobs: jobs(a.runs.jobs),
-        keep_first: a.plot.is_some() || a.report.is_some(),
-    };
-    let prepared = spec.prepare()?;
+    let backends = a.backend.backends()?;
+    if backends.len() > 1 && (a.plot.is_some() || a.report.is_some()) {
+        return Err(Error::at("--backend both", "--plot and --report take one backend: run each backend on its own"));
+    }
+    let scenario = ScenarioText::read(&a.file)?;
+    let mut prepared = Vec::new();
+    for backend in backends {
+        let arm = |name: &String, flag: &str, s: &[String]| -> Result<ArmSpec, Error> {
+            Ok(ArmSpec {
+                name: name.clone(),
+                flag: flag.into(),
+                settings: settings(flag, s)?,
+                backend: backend.clone(),
+            })
+        };
+        let spec = CompareSpec {
+            scenario: scenario.clone(),
+            base: settings("--set", &a.set)?,
+            arms: vec![arm(&a.name_a, "--a", &a.a)?, arm(&a.name_b, "--b", &a.b)?],
+            runs: a.runs.runs,
+            metrics: a.metric.metric.clone(),
+            jobs: jobs(a.runs.jobs),
+            keep_first: a.plot.is_some() || a.report.is_some(),
+        };
+        prepared.push((backend.label(), spec.prepare()?));
+    }
     let mut out = Outputs::new();
     let plot_dir = prepare_outputs(&mut out, a.plot.as_deref(), a.report.as_deref())?;
-    let bar = progress(a.json, "compare");
-    let cmp = prepared.run(bar.as_ref())?;
-    if let Some(dir) = &plot_dir {
-        let n = plot::write_all(&mut out, dir, &plot::compare_charts(&cmp))?;
+    let mut text = String::new();
+    for (label, p) in prepared {
+        let bar = progress(a.json, &format!("compare ({label})"));
+        let cmp = p.run(bar.as_ref())?;
+        compare_outputs(&a, &mut out, plot_dir.as_deref(), &cmp)?;
+        text.push_str(&if a.json { cmp.to_json() + "\n" } else { cmp.to_table() });
+    }
+    out.commit();
+    emit(&text)
+}
+
+/// A comparison's plots and report.
+fn compare_outputs(a: &CompareArgs, out: &mut Outputs, plot_dir: Option<&Path>, cmp: &Comparison) -> Result<(), Error> {
+    if let Some(dir) = plot_dir {
+        let n = plot::write_all(out, dir, &plot::compare_charts(cmp))?;
         eprintln!("tcplab: wrote {n} plot(s) (PNG and SVG) to {}", dir.display());
     }
     if let Some(r) = &a.report {
-        let html = html::compare_report(&cmp, Some(&command_line()))?;
+        let html = html::compare_report(cmp, Some(&command_line()))?;
         out.write(r, html.as_bytes())?;
         eprintln!("tcplab: wrote the report to {}", r.display());
     }
-    out.commit();
-    emit(&if a.json { cmp.to_json() + "\n" } else { cmp.to_table() })
+    Ok(())
 }
 
 fn cmd_reproduce(a: ReproduceArgs) -> Result<ExitCode, Error> {
@@ -515,11 +675,21 @@ fn cmd_reproduce(a: ReproduceArgs) -> Result<ExitCode, Error> {
     if let Some(r) = a.runs {
         tcplab_lab::compare::check_runs(r)?;
     }
-    let opts =
-        experiments::Options { runs: a.runs, jobs: jobs(a.jobs), keep_first: a.plot.is_some() || a.report.is_some() };
+    let backends = a.backend.backends()?;
+    if backends.len() > 1 && (a.plot.is_some() || a.report.is_some()) {
+        return Err(Error::at("--backend both", "--plot and --report take one backend: run each backend on its own"));
+    }
     let mut prepared = Vec::new();
-    for e in &chosen {
-        prepared.push((e, e.compare_spec(opts)?.prepare()?));
+    for backend in backends {
+        let opts = experiments::Options {
+            runs: a.runs,
+            jobs: jobs(a.jobs),
+            keep_first: a.plot.is_some() || a.report.is_some(),
+            backend,
+        };
+        for e in &chosen {
+            prepared.push((e, e.compare_spec(&opts)?.prepare()?));
+        }
     }
     let mut out = Outputs::new();
     let plot_dir = prepare_outputs(&mut out, a.plot.as_deref(), a.report.as_deref())?;
@@ -567,7 +737,12 @@ fn cmd_sweep(a: SweepArgs) -> Result<ExitCode, Error> {
             "a shard's output is for `tcplab merge`, which reads JSON: add --json (and --csv to merge instead)",
         ));
     }
+    let backend = match a.backend.backends()?.as_slice() {
+        [one] => one.clone(),
+        _ => return Err(Error::at("--backend both", "a sweep runs on one backend; `tcplab diff` compares the two")),
+    };
     let spec = SweepSpec {
+        backend,
         scenario: ScenarioText::read(&a.file)?,
         base: settings("--set", &a.set)?,
         vary: a.vary.iter().map(|v| sweep::parse_vary(v)).collect::<Result<_, _>>()?,
@@ -615,5 +790,138 @@ fn emit(s: &str) -> Result<ExitCode, Error> {
         Ok(()) => Ok(ExitCode::from(EXIT_OK)),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::from(EXIT_OK)),
         Err(e) => Err(Error::at("stdout", format!("cannot write: {e}"))),
+    }
+}
+
+fn cmd_diff(a: DiffArgs) -> Result<ExitCode, Error> {
+    let backend = BackendArgs { backend: "linux".into(), kernel: a.kernel.clone(), max_wall: a.max_wall };
+    let linux = backend.backends()?.pop().unwrap_or_default();
+    let mut out = Outputs::new();
+    let plot_dir = a.plot.as_deref().map(|d| out.dir("--plot", d)).transpose()?;
+    let spec = tcplab_lab::diff::DiffSpec {
+        scenario: ScenarioText::read(&a.file)?,
+        base: settings("--set", &a.set)?,
+        runs: a.runs,
+        metrics: a.metric.metric.clone(),
+        jobs: jobs(a.jobs),
+        linux,
+        keep_first: plot_dir.is_some(),
+    };
+    let bar = progress(a.json, "diff");
+    let diff = spec.run(bar.as_ref())?;
+    if let Some(dir) = &plot_dir {
+        let n = plot::write_all(&mut out, dir, &diff.charts())?;
+        eprintln!("tcplab: wrote {n} plot(s) (PNG and SVG) to {}", dir.display());
+    }
+    out.commit();
+    emit(&if a.json { diff.to_json() + "\n" } else { diff.to_table() })
+}
+
+/// Shows a kernel build's steps and compile progress on stderr.
+struct BuildBar(Option<indicatif::ProgressBar>);
+
+impl tcplab_kernel::build::BuildProgress for BuildBar {
+    fn phase(&self, what: &str) {
+        match &self.0 {
+            Some(b) => b.set_message(what.to_string()),
+            None => eprintln!("tcplab: {what}"),
+        }
+    }
+    fn compiled(&self, done: u64, estimate: u64) {
+        if let Some(b) = &self.0 {
+            b.set_length(estimate);
+            b.set_position(done);
+        }
+    }
+}
+
+fn cmd_kernel(k: KernelCmd) -> Result<ExitCode, Error> {
+    use tcplab_kernel::{build, image};
+    let kerr = |flag: &str, e: tcplab_kernel::KernelError| Error::at(flag, e.message);
+    match k {
+        KernelCmd::Build(a) => {
+            let source = build::Source::parse(&a.source).map_err(|e| kerr("--source", e))?;
+            let patches = match a.patches.as_deref() {
+                Some("none") => None,
+                Some(dir) => Some(PathBuf::from(dir)),
+                None => {
+                    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernel/patches");
+                    if !dir.is_dir() {
+                        return Err(Error::at(
+                            "--patches",
+                            format!("tcplab's patches are not at {}: give --patches DIR (or none)", dir.display()),
+                        ));
+                    }
+                    Some(dir)
+                }
+            };
+            let opts = build::BuildOptions {
+                source,
+                patches,
+                hz: a.hz,
+                jobs: a.jobs.unwrap_or_else(batch::default_jobs),
+                name: a.name.clone(),
+            };
+            let bar = BuildBar(interactive(false).then(|| styled_bar(0, "{pos}/{len} compile steps", String::new())));
+            let built = build::build(&opts, &bar);
+            if let Some(b) = &bar.0 {
+                b.finish_and_clear();
+            }
+            let built = built.map_err(|e| kerr("tcplab kernel build", e))?;
+            let m = &built.image.meta;
+            let how =
+                if built.compiled { format!("built in {:.0} s", m.build_seconds) } else { "already cached".into() };
+            emit(&format!(
+                "kernel image {} ({how}): Linux {} from {}, HZ {}, {} patch(es)\n  {}\n",
+                m.key,
+                m.kernel_release,
+                m.source,
+                m.hz,
+                m.patches.len(),
+                built.image.binary.display()
+            ))
+        }
+        KernelCmd::List { json } => {
+            let all = image::list().map_err(|e| kerr("tcplab kernel list", e))?;
+            if json {
+                let metas: Vec<&image::ImageMeta> = all.iter().map(|i| &i.meta).collect();
+                let text = serde_json::to_string(&metas).map_err(|e| Error::msg(e.to_string()))?;
+                return emit(&(text + "\n"));
+            }
+            if all.is_empty() {
+                return emit("no kernel images: build one with `tcplab kernel build`\n");
+            }
+            let host = tcplab_kernel::host::xsave_size();
+            let mut s = format!(
+                "{:<16} {:<12} {:<10} {:>4} {:>7}  {:<8} source\n",
+                "key", "name", "release", "HZ", "patches", "host"
+            );
+            for i in &all {
+                let m = &i.meta;
+                let fits = if Some(m.xsave_size) == host { "this" } else { "other" };
+                s.push_str(&format!(
+                    "{:<16} {:<12} {:<10} {:>4} {:>7}  {:<8} {}\n",
+                    m.key,
+                    m.name.as_deref().unwrap_or("-"),
+                    m.kernel_release,
+                    m.hz,
+                    m.patches.len(),
+                    fits,
+                    m.source
+                ));
+            }
+            emit(&s)
+        }
+        KernelCmd::Plan { scenario, kernel } => {
+            let sc = tcplab_lab::load(&scenario.file, &scenario.set, scenario.seed)?;
+            let backend = tcplab_kernel::KernelBackend::new(kernel.as_deref(), std::time::Duration::ZERO)
+                .map_err(|e| kerr("--kernel", e))?;
+            let plan = backend
+                .plan(&sc.sim, &tcplab_lab::backend::flow_knobs(&sc))
+                .map_err(|e| tcplab_lab::backend::kernel_error(&sc, e))?;
+            let mut s = tcplab_kernel::translate::describe(&plan).join("\n");
+            s.push('\n');
+            emit(&s)
+        }
     }
 }

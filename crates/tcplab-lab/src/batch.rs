@@ -41,6 +41,7 @@ pub struct Job {
     pub keep: bool,
     /// Keep RPC latencies (for CDFs pooled over runs).
     pub keep_rpc: bool,
+    pub backend: crate::backend::Backend,
 }
 
 /// A flow's trace, as exported by the simulator, with its MSS.
@@ -92,7 +93,7 @@ pub fn run_all(jobs: &[Job], threads: usize, progress: &dyn Progress) -> Result<
 pub fn run_one(job: &Job) -> Result<RunRecord> {
     let mut sc = (*job.scenario).clone();
     sc.sim.seed = job.seed;
-    let out = exec::run(&sc, Extras { keep_trace: job.keep, ..Default::default() })?;
+    let out = exec::run(&sc, Extras { keep_trace: job.keep, backend: job.backend.clone(), ..Default::default() })?;
     let rep = RunReport::new(&sc, &out);
     let values = job
         .metrics

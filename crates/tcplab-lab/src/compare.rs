@@ -54,6 +54,8 @@ pub struct ArmSpec {
     /// The flag the settings came from (`--a`), for error messages.
     pub flag: String,
     pub settings: Vec<Setting>,
+    /// Where the arm's runs run (`tcplab diff` compares two backends).
+    pub backend: crate::backend::Backend,
 }
 
 /// Everything `compare` needs.
@@ -155,7 +157,7 @@ impl Prepared {
         let started = std::time::Instant::now();
         let spec = &self.spec;
         let mut jobs = Vec::new();
-        for sc in &self.scenarios {
+        for (sc, arm) in self.scenarios.iter().zip(&spec.arms) {
             for seed in 1..=u64::from(spec.runs) {
                 jobs.push(Job {
                     scenario: Arc::clone(sc),
@@ -163,6 +165,7 @@ impl Prepared {
                     seed,
                     keep: spec.keep_first && seed == 1,
                     keep_rpc: spec.keep_first,
+                    backend: arm.backend.clone(),
                 });
             }
         }
@@ -175,7 +178,13 @@ impl Prepared {
                 let summary = (0..self.metrics.len())
                     .map(|i| stats::summarize(&runs.iter().map(|r| r.values[i]).collect::<Vec<_>>()))
                     .collect();
-                ArmResult { name: a.name.clone(), settings: a.settings.clone(), runs, summary }
+                ArmResult {
+                    name: a.name.clone(),
+                    backend: a.backend.label(),
+                    settings: a.settings.clone(),
+                    runs,
+                    summary,
+                }
             })
             .collect();
         let first = &self.scenarios[0];
@@ -231,6 +240,8 @@ fn jitter_hint(sc: &crate::Scenario) -> String {
 #[derive(Clone, Debug)]
 pub struct ArmResult {
     pub name: String,
+    /// `model` or the kernel that ran the arm.
+    pub backend: String,
     pub settings: Vec<Setting>,
     /// In seed order.
     pub runs: Vec<RunRecord>,
@@ -273,6 +284,7 @@ pub struct JsonMetric {
 #[derive(Serialize)]
 pub struct JsonArm<'a> {
     pub name: &'a str,
+    pub backend: &'a str,
     pub settings: BTreeMap<&'a str, &'a str>,
     pub runs: Vec<JsonRun<'a>>,
     pub summary: BTreeMap<&'a str, Option<&'a Summary>>,
@@ -316,6 +328,7 @@ impl Comparison {
                 .iter()
                 .map(|a| JsonArm {
                     name: &a.name,
+                    backend: &a.backend,
                     settings: settings_map(&a.settings),
                     runs: a
                         .runs

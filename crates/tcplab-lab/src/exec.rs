@@ -1,9 +1,10 @@
 //! One run with the extras the commands need: trace files, traces kept
 //! in memory for plots, a packet tap for pcap capture, and progress
-//! reports. Tracing is on when a trace file, a plot, `run.trace_interval`
-//! or `run.goodput_window` needs it.
+//! reports, on the backend asked for. Tracing is on when a trace file, a
+//! plot, `run.trace_interval` or `run.goodput_window` needs it.
 
-use crate::error::Result;
+use crate::backend::Backend;
+use crate::error::{Error, Result};
 use crate::runner::{Outcome, TraceSink};
 use crate::schema::Scenario;
 use tcplab_core::time::Instant;
@@ -22,6 +23,8 @@ pub struct Extras<'a> {
     /// every 0.5 % of the run. Running in slices changes nothing: the
     /// simulator processes the same events in the same order.
     pub progress: Option<&'a mut dyn FnMut(f64)>,
+    /// Where to run: the model, or the kernel (no packet tap there).
+    pub backend: Backend,
 }
 
 /// Runs `sc` once.
@@ -34,6 +37,21 @@ pub fn run(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
         || sc.goodput_window.is_some()
         || sc.sim.trace_interval.is_some();
     cfg.trace_interval = if need_trace { Some(sc.trace_interval_or_default()) } else { None };
+    if let Backend::Linux(k) = &extras.backend {
+        if extras.tap.is_some() {
+            return Err(Error::at("--pcap", "packet capture is available on the model backend only"));
+        }
+        let mut sc = sc.clone();
+        sc.sim.trace_interval = cfg.trace_interval;
+        let run = crate::backend::run_linux(k, &sc)?;
+        if let Some(report) = extras.progress {
+            report(1.0);
+        }
+        if let Some(t) = extras.trace_files {
+            t.write(&run.result)?;
+        }
+        return Ok(Outcome { result: run.result, wall: run.wall, config: cfg, backend: run.backend });
+    }
     let started = std::time::Instant::now();
     let mut sim = Sim::new(&cfg).map_err(crate::runner::validated_config_rejected)?;
     if let Some(tap) = extras.tap {
@@ -60,5 +78,5 @@ pub fn run(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
     if let Some(t) = extras.trace_files {
         t.write(&result)?;
     }
-    Ok(Outcome { result, wall, config: cfg })
+    Ok(Outcome { result, wall, config: cfg, backend: "model".into() })
 }

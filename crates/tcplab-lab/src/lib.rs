@@ -17,8 +17,10 @@
 //! packet tap), all created through [`outputs`] so that a failed command
 //! leaves no files.
 
+pub mod backend;
 pub mod batch;
 pub mod compare;
+pub mod diff;
 pub mod error;
 pub mod exec;
 pub mod experiments;

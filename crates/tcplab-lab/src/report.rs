@@ -10,6 +10,7 @@
 //! ```text
 //! {
 //!   "scenario": "scenarios/bulk-cubic.toml",   // the file as given
+//!   "backend": "model" | "linux-6.12.117",     // what ran it (--backend)
 //!   "description": "..." | null,
 //!   "seed": 1,
 //!   "sim_time_s": 30.0,                         // simulated time
@@ -65,6 +66,7 @@ use tcplab_sim::result::{RpcStats, RunSummary, TraceRow};
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
     pub scenario: String,
+    pub backend: String,
     pub description: Option<String>,
     pub seed: u64,
     pub sim_time_s: f64,
@@ -253,6 +255,7 @@ impl RunReport {
         });
         RunReport {
             scenario: sc.name.clone(),
+            backend: out.backend.clone(),
             description: sc.description.clone(),
             seed: cfg.seed,
             sim_time_s: r.sim_time.as_secs_f64(),
@@ -287,8 +290,8 @@ impl RunReport {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "scenario {}  seed {}  sim time {:.3} s  events {}  wall {:.3} s",
-            self.scenario, self.seed, self.sim_time_s, self.events, self.wall_s
+            "scenario {}  backend {}  seed {}  sim time {:.3} s  events {}  wall {:.3} s",
+            self.scenario, self.backend, self.seed, self.sim_time_s, self.events, self.wall_s
         );
         if let Some(d) = &self.description {
             let _ = writeln!(s, "{d}");

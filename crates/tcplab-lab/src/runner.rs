@@ -20,6 +20,8 @@ pub struct Outcome {
     pub wall: std::time::Duration,
     /// The configuration that ran (with tracing as the run needed it).
     pub config: SimConfig,
+    /// `model`, or the kernel that ran it (`linux-6.12.117`).
+    pub backend: String,
 }
 
 /// Runs `sc`, writing its traces to `trace` if given: [`crate::exec::run`]

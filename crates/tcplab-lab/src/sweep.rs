@@ -100,6 +100,8 @@ pub struct SweepSpec {
     pub metrics: Vec<String>,
     pub shard: Option<Shard>,
     pub jobs: usize,
+    /// Where the runs run.
+    pub backend: crate::backend::Backend,
 }
 
 /// One run of a sweep (also the merge input).
@@ -236,6 +238,7 @@ impl PreparedSweep {
                     seed,
                     keep: false,
                     keep_rpc: false,
+                    backend: self.spec.backend.clone(),
                 });
                 owner.push(pi);
             }

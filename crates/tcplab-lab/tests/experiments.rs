@@ -58,7 +58,9 @@ fn test_entry_validates_and_bad_entries_do_not() {
 
 #[test]
 fn test_reproduce_prints_patch_and_tcplab_side_by_side() {
-    let r = TEST_ENTRY.run(Options { runs: None, jobs: 2, keep_first: true }, &Quiet).unwrap();
+    let r = TEST_ENTRY
+        .run(&Options { runs: None, jobs: 2, keep_first: true, backend: Default::default() }, &Quiet)
+        .unwrap();
     assert_eq!(r.comparison.runs, 4);
     let t = r.to_table();
     for needle in [
@@ -100,8 +102,13 @@ fn spec(jobs: usize) -> CompareSpec {
         )
         .unwrap(),
         arms: vec![
-            ArmSpec { name: "reno".into(), flag: "--a".into(), settings: sets("flow.f1.cc=reno") },
-            ArmSpec { name: "cubic".into(), flag: "--b".into(), settings: vec![] },
+            ArmSpec {
+                name: "reno".into(),
+                flag: "--a".into(),
+                settings: sets("flow.f1.cc=reno"),
+                backend: Default::default(),
+            },
+            ArmSpec { name: "cubic".into(), flag: "--b".into(), settings: vec![], backend: Default::default() },
         ],
         runs: 5,
         metrics: vec!["goodput".into(), "TcpRetransSegs".into()],

@@ -152,18 +152,20 @@ pub fn select<'r>(registry: &'r [Experiment], which: &str) -> Result<Vec<&'r Exp
 }
 
 /// Options of a reproduction.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Overrides [`Experiment::runs`].
     pub runs: Option<u32>,
     pub jobs: usize,
     /// Keep the first run's traces (for plots and reports).
     pub keep_first: bool,
+    /// Where the runs run.
+    pub backend: crate::backend::Backend,
 }
 
 impl Experiment {
     /// The comparison this experiment is.
-    pub fn compare_spec(&self, opts: Options) -> Result<CompareSpec> {
+    pub fn compare_spec(&self, opts: &Options) -> Result<CompareSpec> {
         let loc = format!("experiment {}", self.name);
         let parse = |s: &&str| parse_one(&loc, s);
         Ok(CompareSpec {
@@ -177,6 +179,7 @@ impl Experiment {
                         name: a.name.to_string(),
                         flag: format!("{loc} arm {}", a.name),
                         settings: a.settings.iter().map(parse).collect::<Result<_>>()?,
+                        backend: opts.backend.clone(),
                     })
                 })
                 .collect::<Result<_>>()?,
@@ -209,12 +212,13 @@ impl Experiment {
                 return Err(Error::at(loc, format!("bad check on {metric:?}")));
             }
         }
-        self.compare_spec(Options { runs: Some(1), jobs: 1, keep_first: false })?.prepare()?;
+        self.compare_spec(&Options { runs: Some(1), jobs: 1, keep_first: false, backend: Default::default() })?
+            .prepare()?;
         Ok(())
     }
 
     /// Runs the experiment.
-    pub fn run(&self, opts: Options, progress: &dyn Progress) -> Result<Reproduction<'_>> {
+    pub fn run(&self, opts: &Options, progress: &dyn Progress) -> Result<Reproduction<'_>> {
         let cmp = self.compare_spec(opts)?.prepare()?.run(progress)?;
         Ok(Reproduction { experiment: self, comparison: cmp })
     }

@@ -1,0 +1,18 @@
+//! The run-time switches that tcplab's kernel patches (`kernel/patches/`,
+//! GPL-2.0) add, as `<file>.<module parameter>`. Each defaults to mainline.
+
+/// 0: `tcp_may_raise_cwnd` grows cwnd only on `FLAG_DATA_ACKED` (before
+/// "tcp: increase throughput when reordering is high", seed 000).
+pub const FORWARD_PROGRESS_GROWTH: &str = "tcp_input.forward_progress_growth";
+/// 2: "tcp: force cwnd at least 2 in tcp_cwnd_reduction" (seed 001).
+pub const CWND_REDUCTION_FLOOR: &str = "tcp_input.cwnd_reduction_floor";
+/// 0: no immediate ACK of a data segment carrying CWR (before v4.18).
+pub const ACK_ON_CWR: &str = "tcp_input.ack_on_cwr";
+/// 0: no immediate ACK on a DCTCP CE-state change (before v4.18).
+pub const DCTCP_ACK_ON_CE_CHANGE: &str = "tcp_dctcp.dctcp_ack_on_ce_change";
+/// 4: HyStart's delay threshold `delay_min/16` (before "tcp_cubic: refine
+/// Hystart delay threshold", seed 003).
+pub const HYSTART_DELAY_THRESH_SHIFT: &str = "tcp_cubic.hystart_delay_thresh_shift";
+
+pub const ALL: &[&str] =
+    &[FORWARD_PROGRESS_GROWTH, CWND_REDUCTION_FLOOR, ACK_ON_CWR, DCTCP_ACK_ON_CE_CHANGE, HYSTART_DELAY_THRESH_SHIFT];

@@ -1,0 +1,766 @@
+//! A scenario, as the simulator would run it ([`SimConfig`]), turned into
+//! the guest's set-up and applications ([`Job`]) and the kernel's module
+//! parameters.
+//!
+//! **Nodes** become network namespaces `t-<name>`. A host has one
+//! identity address `198.18.x.y/32` on its loopback (x.y = node index + 1),
+//! which its flows bind to; switches forward (`ip_forward = 1`). Every
+//! node gets a `/32` route to every host it can reach, through the link the
+//! simulator's routing picks ([`tcplab_sim::next_hops_to`]: fewest hops,
+//! then the lowest link index), so packets follow the model's paths.
+//!
+//! **Links** become veth pairs `l<index>` with addresses from
+//! `198.19.0.0/16` (a `/30` per link) and static neighbour entries (no ARP
+//! on the wire). Each direction's sender side has `htb` at the link rate
+//! (burst of one byte, so that a packet leaves only when the previous one
+//! has been "serialized") over the direction's queue: `pfifo`/`bfifo` at
+//! its limit, or a step-marking RED ([`Action::RedStep`]) when it has an
+//! ECN threshold, or `fq` on a host with `qdisc = "fq"`. A size table
+//! (`stab overhead -14`) makes every qdisc count IP bytes, as the model
+//! does, not Ethernet frames.
+//!
+//! A link with a delay gets a middle namespace `w-<link>` between its
+//! ends: each end's veth peer lives there, a `matchall` filter redirects
+//! what arrives from one side to the other side's egress, and that egress
+//! has the direction's `netem`:
+//!
+//! | model | netem | arrival |
+//! |---|---|---|
+//! | fixed `d` | `delay d rate R` | `max(s + d, A(prev)) + tx` = end of serialization + `d` |
+//! | uniform `[a, b]` | `delay (a+b)/2 + tx(MTU) (b−a)/2` | start of serialization + U, shifted by one MTU's serialization: exact for full-sized packets |
+//! | ordered-jitter `base, j` | `delay base+j/2 j/2 rate R` | `max(s + base + U[0, j], A(prev)) + tx` |
+//!
+//! (`s`: when htb releases the packet, the start of its serialization;
+//! `tx`: its serialization time at the link rate `R`, which netem's `rate`
+//! adds and which also keeps order.) A link whose two directions have no
+//! delay at all is one veth pair without a middle namespace; its packets
+//! arrive at the start of their serialization rather than at its end
+//! (12 µs earlier for 1500 bytes at 1 Gbit/s). Random-walk and on-off
+//! delays have no netem counterpart and are refused.
+//!
+//! **Offloads**: TSO, GSO and GRO off on every veth, so that segments are
+//! MSS-sized on the wire as in the model.
+//!
+//! **Knobs**: see [`crate::knobs`]. Sysctls are per namespace, so the
+//! flow ends on one host must agree; module parameters and switches are
+//! global and go on the kernel command line: a value one flow end sets
+//! holds for every socket in the guest (two different values are an
+//! error).
+
+use crate::error::{KernelError, Result};
+use crate::knobs::{self, convert, KnobSetting, Target};
+use std::collections::BTreeMap;
+use tcplab_agent::job::{Action, App, FlowJob, Job, LinkProbe, SockOpts, Step, JOB_VERSION};
+use tcplab_sim::config::{
+    AppConfig, DelayModel, DirectionConfig, FqPacing, Limit, NodeKind, Qdisc, QueueConfig, SimConfig,
+};
+
+/// The knobs of one flow's two ends, rendered by the lab.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlowKnobs {
+    pub sender: Vec<KnobSetting>,
+    pub receiver: Vec<KnobSetting>,
+}
+
+/// What translation needs to know about the kernel image.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageFacts<'a> {
+    pub hz: u32,
+    /// Run-time switches the image has ([`crate::switches`]).
+    pub switches: &'a [String],
+}
+
+/// A translated scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub job: Job,
+    /// Module parameters for the kernel command line (`tcp_cubic.beta=800`).
+    pub cmdline: Vec<String>,
+}
+
+/// The first port the servers listen on: flow `i` listens on
+/// `SERVER_PORT + i` (the model uses 5001 for every flow; one listener
+/// per flow keeps each flow's socket options its own).
+pub const SERVER_PORT: u16 = tcplab_sim::SERVER_PORT;
+
+/// The packets a netem delay line holds before it drops: far more than any
+/// scenario has in flight, since the model's delay never drops.
+const NETEM_LIMIT: u32 = 1_000_000;
+
+/// Translates `cfg` (validated by the simulator's rules). `knobs[i]` are
+/// flow `i`'s rendered knobs; `out_dir` is where the guest writes its result.
+pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_dir: &str) -> Result<Plan> {
+    if knobs.len() != cfg.flows.len() {
+        return Err(KernelError::new("internal: one knob list per flow is needed"));
+    }
+    if cfg.nodes.len() >= 65_535 || cfg.links.len() >= 16_384 {
+        return Err(KernelError::new(
+            "the kernel backend addresses at most 65,534 nodes and 16,383 links (198.18.0.0/15)",
+        ));
+    }
+    let settings = Settings::collect(cfg, knobs, image)?;
+    let mut t = Translator { cfg, steps: Vec::new(), probes: Vec::new(), mtu: settings.mtu };
+
+    t.sysctl(None, "net.ipv4.tcp_allowed_congestion_control", "reno cubic dctcp bbr", "congestion controls");
+    for (i, node) in cfg.nodes.iter().enumerate() {
+        let ns = node_ns(&node.name);
+        let what = format!("node {}", node.name);
+        t.exec(&what, &["ip", "netns", "add", &ns]);
+        let forward = if node.kind == NodeKind::Switch { "1" } else { "0" };
+        t.sysctl(Some(&ns), "net.ipv4.ip_forward", forward, &what);
+        t.exec(&what, &["ip", "-n", &ns, "link", "set", "lo", "up"]);
+        if node.kind == NodeKind::Host {
+            t.exec(&what, &["ip", "-n", &ns, "addr", "add", &format!("{}/32", host_addr(i)), "dev", "lo"]);
+            for (key, value) in settings.sysctls.get(&i).into_iter().flatten() {
+                t.sysctl(Some(&ns), key, &value.0, &value.1);
+            }
+        }
+    }
+    for l in 0..cfg.links.len() {
+        t.link(l)?;
+    }
+    t.routes(&settings);
+
+    let ports = tcplab_sim::client_ports(&cfg.flows);
+    let mut flows = Vec::with_capacity(cfg.flows.len());
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let cc = f.tcp.congestion_control.name();
+        let rcc = f.tcp_receiver.congestion_control.name();
+        if cc != rcc {
+            return Err(KernelError::field(
+                format!("flow[{i}]"),
+                format!("the sender runs {cc} and the receiver {rcc}: the kernel backend runs one congestion control per flow"),
+            ));
+        }
+        flows.push(FlowJob {
+            id: f.id.clone(),
+            client_ns: node_ns(&cfg.nodes[f.from].name),
+            client_addr: host_addr(f.from),
+            server_ns: node_ns(&cfg.nodes[f.to].name),
+            server_addr: host_addr(f.to),
+            server_port: SERVER_PORT.wrapping_add(i as u16),
+            client_ports: ports[i].clone(),
+            start_ns: f.start.as_nanos(),
+            gap_ns: f.repeat.gap.as_nanos(),
+            duration_each_ns: f.repeat.duration_each.map(|d| d.as_nanos()),
+            cc: cc.to_string(),
+            nodelay: f.nodelay,
+            client_sock: SockOpts { sndbuf: f.tcp.so_sndbuf, rcvbuf: f.tcp.so_rcvbuf },
+            server_sock: SockOpts { sndbuf: f.tcp_receiver.so_sndbuf, rcvbuf: f.tcp_receiver.so_rcvbuf },
+            app: match &f.app {
+                AppConfig::Bulk { bytes, stop } => App::Bulk { bytes: *bytes, stop_ns: stop.map(|s| s.as_nanos()) },
+                AppConfig::Rpc(r) => App::Rpc {
+                    request: r.request,
+                    response: r.response,
+                    think_ns: r.think.as_nanos(),
+                    count: r.count,
+                    stop_ns: r.stop.map(|s| s.as_nanos()),
+                },
+            },
+        });
+    }
+    let hosts = cfg.nodes.iter().filter(|n| n.kind == NodeKind::Host).map(|n| node_ns(&n.name)).collect();
+    let job = Job {
+        version: JOB_VERSION,
+        setup: t.steps,
+        duration_ns: cfg.duration.as_nanos(),
+        trace_interval_ns: cfg.trace_interval.map(|d| d.as_nanos()),
+        flows,
+        counter_namespaces: hosts,
+        link_probes: t.probes,
+        out_dir: out_dir.to_string(),
+    };
+    Ok(Plan { job, cmdline: settings.cmdline })
+}
+
+/// The namespace of node `name`.
+pub fn node_ns(name: &str) -> String {
+    format!("t-{name}")
+}
+
+fn link_ns(name: &str) -> String {
+    format!("w-{name}")
+}
+
+/// Host identity address of node `i`: 198.18.0.0/16, from 198.18.0.1.
+pub fn host_addr(i: usize) -> String {
+    let h = i + 1;
+    format!("198.18.{}.{}", h >> 8, h & 0xff)
+}
+
+/// Address of side `side` (1 = `a`, 2 = `b`) of link `l`: a /30 in
+/// 198.19.0.0/16.
+fn link_addr(l: usize, side: usize) -> String {
+    let base = l * 4 + side;
+    format!("198.19.{}.{}", base >> 8, base & 0xff)
+}
+
+/// A fixed MAC per link end, so that neighbours can be entered statically.
+/// `end`: 0 = node a's veth, 1 = node b's, 2 = the middle facing a, 3 = the
+/// middle facing b.
+fn mac(l: usize, end: u8) -> String {
+    format!("02:00:{:02x}:{:02x}:{:02x}:00", (l >> 8) & 0xff, l & 0xff, end)
+}
+
+/// Sysctls per host, module parameters, MTU and per-route initcwnd,
+/// checked for conflicts between the flow ends that share them.
+struct Settings {
+    /// host node → sysctl key → (value, which knob set it).
+    sysctls: BTreeMap<usize, BTreeMap<&'static str, (String, String)>>,
+    /// (host, peer host) → initcwnd.
+    initcwnd: BTreeMap<(usize, usize), String>,
+    mtu: u32,
+    cmdline: Vec<String>,
+}
+
+impl Settings {
+    fn collect(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts) -> Result<Settings> {
+        let mut sysctls: BTreeMap<usize, BTreeMap<&'static str, (String, String)>> = BTreeMap::new();
+        let mut params: BTreeMap<&'static str, (String, String, String)> = BTreeMap::new();
+        let mut initcwnd: BTreeMap<(usize, usize), (String, String)> = BTreeMap::new();
+        let mut mtu: Option<(String, String)> = None;
+        for (i, (f, k)) in cfg.flows.iter().zip(knobs).enumerate() {
+            for (end, host, peer, list) in
+                [("tcp", f.from, f.to, &k.sender), ("tcp_receiver", f.to, f.from, &k.receiver)]
+            {
+                let preset = list.iter().find(|s| s.name == "preset").map(|s| s.value.trim_matches('"').to_string());
+                for s in list {
+                    let path = format!("flow[{i}].{end}.{}", s.name);
+                    let Some((target, conv)) = knobs::lookup(&s.name) else {
+                        if s.is_default() {
+                            continue;
+                        }
+                        return Err(KernelError::field(
+                            path,
+                            format!("knob {} = {} is not translated for the kernel backend", s.name, s.value),
+                        ));
+                    };
+                    let value = || {
+                        convert(conv, &s.value).ok_or_else(|| {
+                            let offered = match conv {
+                                knobs::Conv::Names(n) => {
+                                    format!(
+                                        " (the kernel offers: {})",
+                                        n.iter().map(|(a, _)| *a).collect::<Vec<_>>().join(", ")
+                                    )
+                                }
+                                _ => String::new(),
+                            };
+                            KernelError::field(
+                                &path,
+                                format!("{} = {} has no kernel counterpart{offered}", s.name, s.value),
+                            )
+                        })
+                    };
+                    match target {
+                        Target::Label => {}
+                        Target::ModelOnly => {
+                            if !s.is_default() {
+                                let from = match &preset {
+                                    Some(p) if p != "linux-current" => format!(" (set by preset \"{p}\")"),
+                                    _ => String::new(),
+                                };
+                                return Err(KernelError::field(
+                                    path,
+                                    format!(
+                                        "{} = {}{from}: only the model has this mechanism; Linux 6.12 behaves as {} = {}. \
+                                         Run this on the model backend, or choose the kernel's behaviour",
+                                        s.name, s.value, s.name, s.default
+                                    ),
+                                ));
+                            }
+                        }
+                        Target::Sysctl(key) => {
+                            let v = value()?;
+                            let host_map = sysctls.entry(host).or_default();
+                            match host_map.get(key) {
+                                Some((old, by)) if *old != v => {
+                                    return Err(KernelError::field(
+                                        path,
+                                        format!(
+                                            "{} = {} conflicts with {by} on host {}: the kernel sets {key} per host (network namespace)",
+                                            s.name, s.value, cfg.nodes[host].name
+                                        ),
+                                    ))
+                                }
+                                Some(_) => {}
+                                None => {
+                                    host_map.insert(key, (v, path));
+                                }
+                            }
+                        }
+                        Target::Param(p) | Target::Switch(p) => {
+                            let v = value()?;
+                            if let Target::Switch(_) = target {
+                                if !s.is_default() && !image.switches.iter().any(|x| x == p) {
+                                    return Err(KernelError::field(
+                                        path,
+                                        format!(
+                                            "{} = {} needs the run-time switch {p} from tcplab's kernel patches \
+                                             (kernel/patches), which this kernel image lacks: build with \
+                                             `tcplab kernel build --patches kernel/patches`",
+                                            s.name, s.value
+                                        ),
+                                    ));
+                                }
+                            }
+                            // A module parameter holds for every socket in the
+                            // guest: a value that one end sets applies to all,
+                            // two different values are a conflict.
+                            let default = convert(conv, &s.default).unwrap_or_default();
+                            if v == default {
+                                params.entry(p).or_insert((v, default, path));
+                                continue;
+                            }
+                            match params.get(p) {
+                                Some((old, d, _)) if old == d => {
+                                    params.insert(p, (v, default, path));
+                                }
+                                Some((old, _, by)) if *old != v => {
+                                    return Err(KernelError::field(
+                                        path,
+                                        format!(
+                                            "{} = {} conflicts with {by}: {p} is a kernel module parameter, one value for every flow",
+                                            s.name, s.value
+                                        ),
+                                    ))
+                                }
+                                Some(_) => {}
+                                None => {
+                                    params.insert(p, (v, default, path));
+                                }
+                            }
+                        }
+                        Target::SndBuf | Target::RcvBuf => {}
+                        Target::RouteInitcwnd => {
+                            let v = value()?;
+                            match initcwnd.get(&(host, peer)) {
+                                Some((old, by)) if *old != v => {
+                                    return Err(KernelError::field(
+                                        path,
+                                        format!(
+                                            "initcwnd = {} conflicts with {by}: the kernel sets it per route, {} to {}",
+                                            s.value, cfg.nodes[host].name, cfg.nodes[peer].name
+                                        ),
+                                    ))
+                                }
+                                Some(_) => {}
+                                None => {
+                                    initcwnd.insert((host, peer), (v, path));
+                                }
+                            }
+                        }
+                        Target::Mtu => {
+                            let v = value()?;
+                            match &mtu {
+                                Some((old, by)) if *old != v => {
+                                    return Err(KernelError::field(
+                                        path,
+                                        format!(
+                                            "mtu = {} conflicts with {by}: the kernel backend gives every veth one MTU",
+                                            s.value
+                                        ),
+                                    ))
+                                }
+                                Some(_) => {}
+                                None => mtu = Some((v, path)),
+                            }
+                        }
+                        Target::Hz => {
+                            let v = value()?;
+                            if v != image.hz.to_string() {
+                                return Err(KernelError::field(
+                                    path,
+                                    format!(
+                                        "hz = {}, but the kernel image runs at HZ={}: set tcp.hz = {} or build an image with `tcplab kernel build --hz {}`",
+                                        s.value, image.hz, image.hz, v
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let cmdline = params
+            .into_iter()
+            .filter(|(_, (v, default, _))| v != default)
+            .map(|(p, (v, _, _))| format!("{p}={v}"))
+            .collect();
+        let mtu = match mtu {
+            Some((v, path)) => v.parse().map_err(|_| KernelError::field(path, format!("mtu {v:?} is not a number")))?,
+            None => 1500,
+        };
+        let initcwnd = initcwnd.into_iter().map(|(k, (v, _))| (k, v)).filter(|(_, v)| v != "10").collect();
+        Ok(Settings { sysctls, initcwnd, mtu, cmdline })
+    }
+}
+
+struct Translator<'a> {
+    cfg: &'a SimConfig,
+    steps: Vec<Step>,
+    probes: Vec<LinkProbe>,
+    mtu: u32,
+}
+
+impl Translator<'_> {
+    fn exec(&mut self, what: &str, argv: &[&str]) {
+        self.steps.push(Step {
+            what: what.to_string(),
+            action: Action::Exec { argv: argv.iter().map(|s| s.to_string()).collect() },
+        });
+    }
+
+    fn sysctl(&mut self, ns: Option<&str>, key: &str, value: &str, what: &str) {
+        self.steps.push(Step {
+            what: what.to_string(),
+            action: Action::Sysctl { ns: ns.map(str::to_string), key: key.to_string(), value: value.to_string() },
+        });
+    }
+
+    fn link(&mut self, l: usize) -> Result<()> {
+        let cfg = self.cfg;
+        let link = &cfg.links[l];
+        let (a, b) = (&cfg.nodes[link.a], &cfg.nodes[link.b]);
+        let (ns_a, ns_b) = (node_ns(&a.name), node_ns(&b.name));
+        let dev = format!("l{l}");
+        let what = format!("link {}", link.name);
+        let mtu = self.mtu.to_string();
+        let no_delay = |d: &DirectionConfig| d.delay == DelayModel::Fixed(tcplab_core::time::Duration::ZERO);
+        let middle = !(no_delay(&link.ab) && no_delay(&link.ba));
+        // The devices: (namespace, name) of node a's end, node b's end,
+        // and the middle's two (if any).
+        let mut devices = vec![(ns_a.clone(), dev.clone()), (ns_b.clone(), dev.clone())];
+        if middle {
+            let w = link_ns(&link.name);
+            self.exec(&what, &["ip", "netns", "add", &w]);
+            for (ns, end, peer, peer_end) in [(&ns_a, 0u8, "to-a", 2u8), (&ns_b, 1, "to-b", 3)] {
+                self.exec(
+                    &what,
+                    &[
+                        "ip",
+                        "link",
+                        "add",
+                        &dev,
+                        "netns",
+                        ns,
+                        "address",
+                        &mac(l, end),
+                        "mtu",
+                        &mtu,
+                        "type",
+                        "veth",
+                        "peer",
+                        "name",
+                        peer,
+                        "netns",
+                        &w,
+                        "address",
+                        &mac(l, peer_end),
+                        "mtu",
+                        &mtu,
+                    ],
+                );
+            }
+            devices.push((w.clone(), "to-a".into()));
+            devices.push((w.clone(), "to-b".into()));
+            for (from, to) in [("to-a", "to-b"), ("to-b", "to-a")] {
+                self.exec(&what, &["tc", "-n", &w, "qdisc", "add", "dev", from, "ingress"]);
+                self.exec(
+                    &what,
+                    &[
+                        "tc", "-n", &w, "filter", "add", "dev", from, "ingress", "matchall", "action", "mirred",
+                        "egress", "redirect", "dev", to,
+                    ],
+                );
+            }
+        } else {
+            self.exec(
+                &what,
+                &[
+                    "ip",
+                    "link",
+                    "add",
+                    &dev,
+                    "netns",
+                    &ns_a,
+                    "address",
+                    &mac(l, 0),
+                    "mtu",
+                    &mtu,
+                    "type",
+                    "veth",
+                    "peer",
+                    "name",
+                    &dev,
+                    "netns",
+                    &ns_b,
+                    "address",
+                    &mac(l, 1),
+                    "mtu",
+                    &mtu,
+                ],
+            );
+        }
+        for (ns, d) in &devices {
+            self.exec(
+                &what,
+                &["ip", "netns", "exec", ns, "ethtool", "-K", d, "tso", "off", "gso", "off", "gro", "off"],
+            );
+            self.exec(&what, &["ip", "-n", ns, "link", "set", d, "up"]);
+        }
+        for (ns, side, peer_side, peer_end) in [(&ns_a, 1, 2, 1u8), (&ns_b, 2, 1, 0u8)] {
+            self.exec(&what, &["ip", "-n", ns, "addr", "add", &format!("{}/30", link_addr(l, side)), "dev", &dev]);
+            self.exec(
+                &what,
+                &[
+                    "ip",
+                    "-n",
+                    ns,
+                    "neigh",
+                    "add",
+                    &link_addr(l, peer_side),
+                    "lladdr",
+                    &mac(l, peer_end),
+                    "dev",
+                    &dev,
+                    "nud",
+                    "permanent",
+                ],
+            );
+        }
+        for (dir, from, to, conf) in [("ab", link.a, link.b, &link.ab), ("ba", link.b, link.a, &link.ba)] {
+            self.direction(l, dir, from, to, conf, middle)?;
+        }
+        Ok(())
+    }
+
+    /// The shaper and queue at the sending end of one direction, and its
+    /// delay in the middle.
+    fn direction(
+        &mut self,
+        l: usize,
+        dir: &str,
+        from: usize,
+        to: usize,
+        conf: &DirectionConfig,
+        middle: bool,
+    ) -> Result<()> {
+        let cfg = self.cfg;
+        let link = &cfg.links[l];
+        let (sender, receiver) = (&cfg.nodes[from], &cfg.nodes[to]);
+        let ns = node_ns(&sender.name);
+        let dev = format!("l{l}");
+        let id = format!("{}:{}->{}", link.name, sender.name, receiver.name);
+        let what = format!("link {} {}->{}", link.name, sender.name, receiver.name);
+        let rate = format!("{}bit", link.rate_bps);
+        self.exec(
+            &what,
+            &[
+                "tc", "-n", &ns, "qdisc", "add", "dev", &dev, "root", "handle", "1:", "stab", "overhead", "-14", "htb",
+                "default", "1",
+            ],
+        );
+        self.exec(
+            &what,
+            &[
+                "tc", "-n", &ns, "class", "add", "dev", &dev, "parent", "1:", "classid", "1:1", "htb", "rate", &rate,
+                "ceil", &rate, "burst", "1", "cburst", "1", "quantum", "60000",
+            ],
+        );
+        let leaf = ["parent", "1:1", "handle", "10:"];
+        match (&sender.qdisc, sender.kind == NodeKind::Host) {
+            (Qdisc::Fq(fq), true) => {
+                if fq.pacing == FqPacing::Credit {
+                    let i = from;
+                    return Err(KernelError::field(
+                        format!("node[{i}].qdisc.pacing"),
+                        "pacing = \"credit\" models sch_fq of Linux 3.12-4.19; Linux 6.12 has only EDT pacing (\"edt\")",
+                    ));
+                }
+                let mut argv: Vec<String> = ["tc", "-n", &ns, "qdisc", "add", "dev", &dev]
+                    .iter()
+                    .chain(leaf.iter())
+                    .map(|s| s.to_string())
+                    .collect();
+                argv.push("fq".into());
+                for (k, v) in [
+                    ("limit", fq.limit.to_string()),
+                    ("flow_limit", fq.flow_limit.to_string()),
+                    ("quantum", fq.quantum.to_string()),
+                    ("initial_quantum", fq.initial_quantum.to_string()),
+                    ("refill_delay", format!("{}us", fq.flow_refill_delay.as_nanos() / 1000)),
+                    ("low_rate_threshold", format!("{}bit", fq.low_rate_threshold * 8)),
+                ] {
+                    argv.push(k.into());
+                    argv.push(v);
+                }
+                if let Some(t) = fq.ce_threshold {
+                    argv.push("ce_threshold".into());
+                    argv.push(format!("{}us", t.as_nanos() / 1000));
+                }
+                self.steps.push(Step { what: what.clone(), action: Action::Exec { argv } });
+            }
+            _ => self.queue(&ns, &dev, &what, &conf.queue),
+        }
+        self.probes.push(LinkProbe {
+            id,
+            ns: ns.clone(),
+            dev: dev.clone(),
+            queue_handle: 0x10 << 16,
+            root_handle: 1 << 16,
+        });
+        if middle {
+            let w = link_ns(&link.name);
+            let out = if to == link.b { "to-b" } else { "to-a" };
+            let mut argv: Vec<String> = [
+                "tc", "-n", &w, "qdisc", "add", "dev", out, "root", "handle", "1:", "stab", "overhead", "-14", "netem",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            argv.extend(["limit".to_string(), NETEM_LIMIT.to_string()]);
+            argv.extend(self.netem_delay(l, dir, &conf.delay)?);
+            self.steps.push(Step { what, action: Action::Exec { argv } });
+        }
+        Ok(())
+    }
+
+    /// `pfifo`/`bfifo` at the limit, or step-marking RED.
+    fn queue(&mut self, ns: &str, dev: &str, what: &str, q: &QueueConfig) {
+        let base = ["tc", "-n", ns, "qdisc", "add", "dev", dev];
+        match q.ecn_threshold {
+            None => {
+                let (kind, limit) = match q.limit {
+                    Limit::Packets(n) => ("pfifo", n),
+                    Limit::Bytes(n) => ("bfifo", n),
+                };
+                let limit = limit.to_string();
+                let argv: Vec<&str> =
+                    base.iter().copied().chain(["parent", "1:1", "handle", "10:", kind, "limit", &limit]).collect();
+                self.exec(what, &argv);
+            }
+            Some(threshold) => {
+                // The model marks when the queue exceeds the threshold;
+                // RED marks when the backlog (IP bytes) reaches
+                // `threshold_bytes`. A packet threshold becomes full-sized
+                // packets' bytes.
+                let threshold_bytes = match threshold {
+                    Limit::Bytes(n) => n.saturating_add(1),
+                    Limit::Packets(n) => n.saturating_mul(self.mtu as u64).saturating_add(1),
+                };
+                let limit_bytes = match q.limit {
+                    Limit::Bytes(n) => n,
+                    Limit::Packets(_) => 0,
+                };
+                self.steps.push(Step {
+                    what: what.to_string(),
+                    action: Action::RedStep {
+                        ns: ns.to_string(),
+                        dev: dev.to_string(),
+                        parent: 0x0001_0001,
+                        handle: 0x10 << 16,
+                        limit_bytes: limit_bytes.min(u32::MAX as u64) as u32,
+                        threshold_bytes: threshold_bytes.min(u32::MAX as u64 / 2) as u32,
+                    },
+                });
+                if let Limit::Packets(n) = q.limit {
+                    let n = n.to_string();
+                    let argv: Vec<&str> =
+                        base.iter().copied().chain(["parent", "10:1", "handle", "20:", "pfifo", "limit", &n]).collect();
+                    self.exec(what, &argv);
+                }
+            }
+        }
+    }
+
+    /// netem's arguments for one direction's delay (see the module doc).
+    fn netem_delay(&self, l: usize, dir: &str, delay: &DelayModel) -> Result<Vec<String>> {
+        let link = &self.cfg.links[l];
+        let rate = format!("{}bit", link.rate_bps);
+        // tc takes no "ns" unit; microseconds with three decimals are exact.
+        let ns = |d: u64| format!("{}.{:03}us", d / 1000, d % 1000);
+        Ok(match delay {
+            DelayModel::Fixed(d) => vec!["delay".into(), ns(d.as_nanos()), "rate".into(), rate],
+            DelayModel::Uniform { min, max } => {
+                let (min, max) = (min.as_nanos(), max.as_nanos());
+                // Serialization of a full-sized packet: netem adds the
+                // jitter at the start of serialization, the model at its end.
+                let tx = (self.mtu as u128 * 8_000_000_000).div_ceil(link.rate_bps.max(1) as u128) as u64;
+                let mid = min + (max - min) / 2 + tx;
+                let half = (max - min) / 2;
+                let mut v = vec!["delay".to_string(), ns(mid)];
+                if half > 0 {
+                    v.push(ns(half));
+                }
+                v
+            }
+            DelayModel::OrderedJitter { base, jitter } => {
+                let half = jitter.as_nanos() / 2;
+                let mut v = vec!["delay".to_string(), ns(base.as_nanos() + half)];
+                if half > 0 {
+                    v.push(ns(half));
+                }
+                v.extend(["rate".to_string(), rate]);
+                v
+            }
+            DelayModel::RandomWalk { .. } | DelayModel::OnOff { .. } => {
+                let model = if matches!(delay, DelayModel::RandomWalk { .. }) { "random-walk" } else { "on-off" };
+                return Err(KernelError::field(
+                    format!("link[{l}].{dir}.delay"),
+                    format!("the {model} delay model has no netem counterpart: the kernel backend offers fixed, uniform and ordered-jitter delays"),
+                ));
+            }
+        })
+    }
+
+    /// A /32 route on every node to every host it can reach.
+    fn routes(&mut self, settings: &Settings) {
+        let cfg = self.cfg;
+        for (h, host) in cfg.nodes.iter().enumerate() {
+            if host.kind != NodeKind::Host {
+                continue;
+            }
+            let hops = tcplab_sim::next_hops_to(&cfg.nodes, &cfg.links, h);
+            for (u, hop) in hops.into_iter().enumerate() {
+                let Some((l, v)) = hop else { continue };
+                let link = &cfg.links[l];
+                let via = link_addr(l, if v == link.a { 1 } else { 2 });
+                let ns = node_ns(&cfg.nodes[u].name);
+                let dst = format!("{}/32", host_addr(h));
+                let dev = format!("l{l}");
+                let what = format!("route {} -> {}", cfg.nodes[u].name, host.name);
+                let mut argv = vec!["ip", "-n", &ns, "route", "add", &dst, "via", &via, "dev", &dev];
+                let iw = settings.initcwnd.get(&(u, h));
+                if let Some(iw) = iw {
+                    argv.extend(["initcwnd", iw.as_str()]);
+                }
+                self.exec(&what, &argv);
+            }
+        }
+    }
+}
+
+/// The set-up as shell-like lines, for `--dry-run` and for tests.
+pub fn describe(plan: &Plan) -> Vec<String> {
+    let mut out = Vec::new();
+    if !plan.cmdline.is_empty() {
+        out.push(format!("# kernel command line: {}", plan.cmdline.join(" ")));
+    }
+    for s in &plan.job.setup {
+        out.push(match &s.action {
+            Action::Exec { argv } => argv.join(" "),
+            Action::Sysctl { ns: Some(ns), key, value } => format!("ip netns exec {ns} sysctl -qw {key}=\"{value}\""),
+            Action::Sysctl { ns: None, key, value } => format!("sysctl -qw {key}=\"{value}\""),
+            Action::Write { path, value } => format!("echo {value} > {path}"),
+            Action::RedStep { ns, dev, parent, handle, limit_bytes, threshold_bytes } => format!(
+                "tc -n {ns} qdisc add dev {dev} parent {:x}:{:x} handle {:x}: red limit {limit_bytes} min {threshold_bytes} max {threshold_bytes} \
+                 avpkt 1500 ecn nodrop # by netlink, Wlog 0: marks when the backlog reaches {threshold_bytes} bytes",
+                parent >> 16,
+                parent & 0xffff,
+                handle >> 16
+            ),
+        });
+    }
+    out
+}
