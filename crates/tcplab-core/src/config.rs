@@ -40,6 +40,11 @@ pub enum CwndGrowthRule {
     /// when `reordering > tcp_reordering`, else `FLAG_DATA_ACKED`.
     #[default]
     V3_12,
+    /// Today's kernel with the seed patch's rule reverted: no growth in
+    /// CWR/Recovery, and only on `FLAG_DATA_ACKED` whatever the
+    /// reordering. The kernel backend's switch
+    /// `tcp_input.forward_progress_growth=0` (kernel/patches/0001).
+    DataAcked,
 }
 
 /// Which kernel's `tcp_ack` / `tcp_fastretrans_alert` structure runs.

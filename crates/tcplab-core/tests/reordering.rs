@@ -107,6 +107,33 @@ fn test_disorder_sack_only_ack_grows_cwnd_only_under_patch_rule_when_reordering_
 }
 
 #[test]
+fn test_disorder_sack_only_ack_in_current_kernel_grows_cwnd_unless_data_acked_rule() {
+    // linux-current with the seed's rule switched off (the kernel
+    // backend's tcp_input.forward_progress_growth=0): in slow start with
+    // initcwnd 10, the SACK of segment 3 at reordering 10 is forward
+    // progress but no data is cumulatively acked.
+    use tcplab_core::config::CwndGrowthRule;
+    for (rule, grows) in [(CwndGrowthRule::V3_12, true), (CwndGrowthRule::DataAcked, false)] {
+        let cfg = TcpConfig { cwnd_growth: rule, ..TcpConfig::linux_current() };
+        let mut s = Sender::new(cfg, cached_reordering(10), 200_000);
+        s.ack(1, &[], None);
+        assert_eq!(s.c.info().snd_cwnd, 11, "{rule:?}: one segment acked in slow start");
+        s.ack(1, &[(2, 3)], None);
+        assert_eq!(s.c.ca_state(), CaState::Disorder);
+        let before = s.c.info().snd_cwnd;
+        s.ack(1, &[(2, 4)], None);
+        let after = s.c.info().snd_cwnd;
+        // Current Linux counts delivered segments: the SACK of segment 3
+        // delivers one, +1 in slow start.
+        let want = if grows { before + 1 } else { before };
+        assert_eq!(after, want, "{rule:?}: cwnd {before} → {after}");
+        // A cumulative ACK grows cwnd under both rules.
+        s.ack(4, &[], None);
+        assert!(s.c.info().snd_cwnd > after, "{rule:?}");
+    }
+}
+
+#[test]
 fn test_low_reordering_rules_agree() {
     // reordering == tcp_reordering (3): both rules grow only on
     // cumulative ACKs.

@@ -91,7 +91,7 @@ pub fn type_desc<C>(k: &Knob<C>) -> String {
     }
 }
 
-const CWND_GROWTH: &[&str] = &["v3.11", "posted", "v3.12"];
+const CWND_GROWTH: &[&str] = &["v3.11", "posted", "v3.12", "data-acked"];
 const CWND_LIMITED: &[&str] = &["in-flight", "latched"];
 const ACK_ERAS: &[&str] = &["v3.12", "current"];
 const ACKED_COUNTS: &[&str] = &["per-ack", "cumulative", "delivered"];
@@ -102,6 +102,7 @@ fn cwnd_growth_name(c: &TcpConfig) -> &'static str {
         CwndGrowthRule::V3_11 => "v3.11",
         CwndGrowthRule::Posted => "posted",
         CwndGrowthRule::V3_12 => "v3.12",
+        CwndGrowthRule::DataAcked => "data-acked",
     }
 }
 
@@ -109,6 +110,7 @@ fn set_cwnd_growth(c: &mut TcpConfig, n: &str) {
     c.cwnd_growth = match n {
         "v3.11" => CwndGrowthRule::V3_11,
         "posted" => CwndGrowthRule::Posted,
+        "data-acked" => CwndGrowthRule::DataAcked,
         _ => CwndGrowthRule::V3_12,
     };
 }
@@ -561,5 +563,37 @@ pub fn diff(a: &TcpConfig, b: &TcpConfig) -> Vec<(String, String, String)> {
         _ => {}
     }
     diff_table("", KNOBS, a, b, &mut out);
+    out
+}
+
+fn render_table<C: Clone>(
+    prefix: &str,
+    table: &[Knob<C>],
+    cfg: &C,
+    default: &C,
+    out: &mut Vec<tcplab_kernel::KnobSetting>,
+) {
+    for k in table {
+        out.push(tcplab_kernel::KnobSetting::new(format!("{prefix}{}", k.name), k.get(cfg), k.get(default)));
+    }
+}
+
+/// Every knob of `cfg` with its value and its `linux-current` value (for
+/// the same congestion control), for the kernel backend's translation,
+/// which decides per knob what the kernel does with it
+/// (tcplab-kernel's `knobs.rs`).
+pub fn render(cfg: &TcpConfig) -> Vec<tcplab_kernel::KnobSetting> {
+    let mut default = TcpConfig::linux_current();
+    if let Some(cc) = CcConfig::from_name(cfg.congestion_control.name()) {
+        default.congestion_control = cc;
+    }
+    let mut out = vec![tcplab_kernel::KnobSetting::new("preset", format!("{:?}", cfg.preset), "\"linux-current\"")];
+    match (&cfg.congestion_control, &default.congestion_control) {
+        (CcConfig::Cubic(p), CcConfig::Cubic(d)) => render_table("cubic.", CUBIC_PARAMS, p, d, &mut out),
+        (CcConfig::Dctcp(p), CcConfig::Dctcp(d)) => render_table("dctcp.", DCTCP_PARAMS, p, d, &mut out),
+        (CcConfig::Reno(p), CcConfig::Reno(d)) => render_table("reno.", RENO_PARAMS, p, d, &mut out),
+        _ => {}
+    }
+    render_table("", KNOBS, cfg, &default, &mut out);
     out
 }

@@ -598,6 +598,7 @@ impl Connection {
                     flag & FLAG_DATA_ACKED != 0
                 }
             }
+            CwndGrowthRule::DataAcked => !self.in_cwnd_reduction() && flag & FLAG_DATA_ACKED != 0,
             CwndGrowthRule::Posted => {
                 if self.in_cwnd_reduction() {
                     false
