@@ -212,7 +212,7 @@ impl TcpConfig {
             tcp_tso_rtt_log: 9,
             initcwnd: 10,
             mtu: 1500,
-            hz: 1000,
+            hz: 250,
             so_sndbuf: 0,
             so_rcvbuf: 0,
             cwnd_growth: CwndGrowthRule::V3_12,

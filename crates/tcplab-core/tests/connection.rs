@@ -63,8 +63,10 @@ fn test_syn_lost_is_retransmitted_after_1s() {
     assert_eq!(syns.len(), 2);
     assert_eq!(syns[1].0, Instant::from_millis(1000));
     // Karn forbids a sequence RTT from the retransmitted SYN, but the
-    // SYN-ACK echoes the retransmission's timestamp: RTT 10 ms, RTO 210 ms.
-    assert_eq!(p.client.info().rto_us, 210_000);
+    // SYN-ACK echoes the retransmission's timestamp: RTT 10 ms, RTO 210 ms,
+    // which is 52.5 jiffies at HZ=250: usecs_to_jiffies rounds up to 53,
+    // and tcpi_rto reports 53 × 4 ms.
+    assert_eq!(p.client.info().rto_us, 212_000);
 }
 
 #[test]

@@ -214,7 +214,7 @@ against the tcplab TCP model in virtual time.
 
   --json       JSON Lines: {\"type\":\"script\",\"data\":{...}} per script, then a summary
   --verbose    notes, print() output and the event trace under each script
-  --hz N       kernel HZ of the model (default: the model's, 1000)
+  --hz N       kernel HZ of the model (default: the model's, 250)
   --ignore-field NAME
                diagnostic: do not compare this outbound field (tcp_psh,
                tcp_window, ...); such results are not packetdrill-conformant

@@ -9,7 +9,10 @@ use std::path::PathBuf;
 use tcplab_packetdrill::{collect_scripts, format_table, parser, run_paths, Outcome};
 
 /// Scripts the model passes (paths relative to gtests/net). All pass on
-/// Linux 6.18, except the two its result file marks flaky for timing.
+/// Linux 6.18, except one its result file marks flaky for timing
+/// (`sack-shift-sacked-7-3-4-8-9-fack.pkt`, the other flaky one, fails on
+/// the model as on Linux at HZ=250: the retransmission at 0.232 s, not
+/// 0.227 s, one 4 ms tick late).
 const PASS_LIST: &[&str] = &[
     "packetdrill/tests/linux/fast_retransmit/fr-4pkt-sack-linux.pkt",
     "tcp/cubic/cubic-hystart-delay-rtt-jumps-upward.pkt",
@@ -26,7 +29,6 @@ const PASS_LIST: &[&str] = &[
     "tcp/limited_transmit/limited-transmit-sack.pkt",
     "tcp/sack/sack-route-refresh-ip-tos.pkt",
     "tcp/sack/sack-shift-sacked-2-6-8-3-9-nofack.pkt",
-    "tcp/sack/sack-shift-sacked-7-3-4-8-9-fack.pkt",
     "tcp/slow_start/slow-start-ack-per-1pkt.pkt",
     "tcp/slow_start/slow-start-ack-per-2pkt-send-5pkt.pkt",
     "tcp/slow_start/slow-start-ack-per-2pkt-send-6pkt.pkt",

@@ -79,8 +79,10 @@ impl Harness {
         }
     }
 
+    /// The hand-computed delayed-ACK values below are in jiffies at HZ=1000
+    /// (1 jiffy = 1 ms), not the default 250.
     fn server() -> Harness {
-        Harness::server_with(&TcpConfig::linux_current(), true)
+        Harness::server_with(&TcpConfig { hz: 1000, ..TcpConfig::linux_current() }, true)
     }
 
     /// Payload `[off, off + len)` of the peer's stream (offsets from the
