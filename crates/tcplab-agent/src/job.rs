@@ -52,6 +52,10 @@ pub struct Job {
     pub counter_namespaces: Vec<String>,
     /// Qdiscs whose statistics make up `links[]` of the result.
     pub link_probes: Vec<LinkProbe>,
+    /// Delays that change during the run (on-off cross traffic), each
+    /// driven by its own thread from `t0`.
+    #[serde(default)]
+    pub delay_schedules: Vec<DelaySchedule>,
     /// Directory (a host path, through hostfs) for `result.json`. It must
     /// exist. It is opened before the agent mounts anything, so a host
     /// path under `/tmp` or `/run` works even though the guest mounts
@@ -143,6 +147,29 @@ pub enum App {
     /// whole response. Stops after `count` transactions or once `stop_ns`
     /// has passed (the transaction in progress completes), then closes.
     Rpc { request: u64, response: u64, think_ns: u64, count: Option<u64>, stop_ns: Option<u64> },
+}
+
+/// A link direction's on-off delay: a two-state Markov chain over time
+/// slots of `slot_ns` (it turns on with probability `slot/mean_off` per
+/// slot while off, off with `slot/mean_on` while on), whose state picks
+/// the netem arguments. The chain starts from its stationary distribution
+/// at `t0` (`P(on) = mean_on / (mean_on + mean_off)`); at every change
+/// the agent runs `change_argv` followed by `on_args` or `off_args` (a
+/// `tc ... qdisc change ... netem` command line). The set-up must have
+/// created the netem with `off_args`; if the chain starts on, the agent
+/// switches it before `t0`. Sojourns are drawn whole (geometric numbers
+/// of slots) from a generator seeded with `seed`, so a run's schedule is
+/// fixed by its seed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DelaySchedule {
+    pub what: String,
+    pub change_argv: Vec<String>,
+    pub off_args: Vec<String>,
+    pub on_args: Vec<String>,
+    pub slot_ns: u64,
+    pub mean_on_ns: u64,
+    pub mean_off_ns: u64,
+    pub seed: u64,
 }
 
 /// Qdiscs to read statistics from at the end of the run (and queue

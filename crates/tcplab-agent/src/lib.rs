@@ -24,6 +24,7 @@ pub mod flows;
 pub mod init;
 pub mod job;
 pub mod links;
+pub mod modulator;
 pub mod netlink;
 pub mod netns;
 pub mod nstat;

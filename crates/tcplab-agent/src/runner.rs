@@ -12,6 +12,7 @@ use crate::clock::{self, Epoch};
 use crate::flows::{lock, Errors, Flow, Scenario};
 use crate::job::{GuestResult, Job};
 use crate::links::LinkProber;
+use crate::modulator;
 use crate::netns;
 use crate::nstat;
 use crate::sampler;
@@ -87,6 +88,19 @@ fn execute(job: &Job, res: &mut GuestResult) -> Vec<String> {
     if let Some(interval) = job.trace_interval_ns {
         let (p, end) = (Arc::clone(&prober), job.duration_ns);
         match start("sampler".into(), &ready_tx, || Ok(()), move |sc, ()| sampler::run(sc, &p, interval, end)) {
+            Ok(s) => go.push(s),
+            Err(e) => return vec![e],
+        }
+    }
+    for s in &job.delay_schedules {
+        let (prep, body, end) = (s.clone(), s.clone(), job.duration_ns);
+        let started = start(
+            format!("delay {}", s.what),
+            &ready_tx,
+            move || modulator::prepare(&prep, end),
+            move |sc, (on, changes)| modulator::run(sc, &body, on, &changes),
+        );
+        match started {
             Ok(s) => go.push(s),
             Err(e) => return vec![e],
         }

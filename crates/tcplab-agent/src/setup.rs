@@ -88,7 +88,7 @@ fn run_action(a: &Action) -> Result<(), String> {
 
 /// Runs a program, requiring exit status 0; the failure carries its
 /// standard error (or output, if that is empty).
-fn exec(argv: &[String]) -> Result<(), String> {
+pub fn exec(argv: &[String]) -> Result<(), String> {
     let Some((prog, args)) = argv.split_first() else {
         return Err("empty argv".into());
     };

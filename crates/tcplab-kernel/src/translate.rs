@@ -29,14 +29,18 @@
 //! | fixed `d` | `delay d rate R` | `max(s + d, A(prev)) + tx` = end of serialization + `d` |
 //! | uniform `[a, b]` | `delay (a+b)/2 + tx(MTU) (b−a)/2` | start of serialization + U, shifted by one MTU's serialization: exact for full-sized packets |
 //! | ordered-jitter `base, j` | `delay base+j/2 j/2 rate R` | `max(s + base + U[0, j], A(prev)) + tx` |
+//! | on-off `base, d` | `delay base rate R`, changed to `delay base+d rate R` while on | `max(s + base + (on ? d : 0), A(prev)) + tx` |
 //!
 //! (`s`: when htb releases the packet, the start of its serialization;
 //! `tx`: its serialization time at the link rate `R`, which netem's `rate`
 //! adds and which also keeps order.) A link whose two directions have no
 //! delay at all is one veth pair without a middle namespace; its packets
 //! arrive at the start of their serialization rather than at its end
-//! (12 µs earlier for 1500 bytes at 1 Gbit/s). Random-walk and on-off
-//! delays have no netem counterpart and are refused.
+//! (12 µs earlier for 1500 bytes at 1 Gbit/s). An on-off delay's chain runs
+//! in the guest agent ([`DelaySchedule`]), which changes the netem delay at
+//! each switch; it is the model's chain (same slot and mean sojourns) but
+//! not its draws. Random-walk delays, which change every slot, have no
+//! counterpart and are refused.
 //!
 //! **Offloads**: TSO, GSO and GRO off on every veth, so that segments are
 //! MSS-sized on the wire as in the model.
@@ -50,7 +54,7 @@
 use crate::error::{KernelError, Result};
 use crate::knobs::{self, convert, KnobSetting, Target};
 use std::collections::BTreeMap;
-use tcplab_agent::job::{Action, App, FlowJob, Job, LinkProbe, SockOpts, Step, JOB_VERSION};
+use tcplab_agent::job::{Action, App, DelaySchedule, FlowJob, Job, LinkProbe, SockOpts, Step, JOB_VERSION};
 use tcplab_sim::config::{
     AppConfig, DelayModel, DirectionConfig, FqPacing, Limit, NodeKind, Qdisc, QueueConfig, SimConfig,
 };
@@ -99,7 +103,7 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         ));
     }
     let settings = Settings::collect(cfg, knobs, image)?;
-    let mut t = Translator { cfg, steps: Vec::new(), probes: Vec::new(), mtu: settings.mtu };
+    let mut t = Translator { cfg, steps: Vec::new(), probes: Vec::new(), schedules: Vec::new(), mtu: settings.mtu };
 
     t.sysctl(None, "net.ipv4.tcp_allowed_congestion_control", "reno cubic dctcp bbr", "congestion controls");
     for (i, node) in cfg.nodes.iter().enumerate() {
@@ -168,6 +172,7 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         flows,
         counter_namespaces: hosts,
         link_probes: t.probes,
+        delay_schedules: t.schedules,
         out_dir: out_dir.to_string(),
     };
     Ok(Plan { job, cmdline: settings.cmdline })
@@ -400,6 +405,7 @@ struct Translator<'a> {
     cfg: &'a SimConfig,
     steps: Vec<Step>,
     probes: Vec<LinkProbe>,
+    schedules: Vec<DelaySchedule>,
     mtu: u32,
 }
 
@@ -613,14 +619,30 @@ impl Translator<'_> {
         if middle {
             let w = link_ns(&link.name);
             let out = if to == link.b { "to-b" } else { "to-a" };
-            let mut argv: Vec<String> = [
-                "tc", "-n", &w, "qdisc", "add", "dev", out, "root", "handle", "1:", "stab", "overhead", "-14", "netem",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-            argv.extend(["limit".to_string(), NETEM_LIMIT.to_string()]);
+            // `change` must repeat the size table, or the qdisc loses it.
+            let netem = |verb: &str| -> Vec<String> {
+                ["tc", "-n", &w, "qdisc", verb, "dev", out, "root", "handle", "1:", "stab", "overhead", "-14", "netem"]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain(["limit".to_string(), NETEM_LIMIT.to_string()])
+                    .collect()
+            };
+            let mut argv = netem("add");
             argv.extend(self.netem_delay(l, dir, &conf.delay)?);
+            if let DelayModel::OnOff { base, delay, mean_on, mean_off, slot } = &conf.delay {
+                let on = DelayModel::Fixed(*base + *delay);
+                let dir_index = tcplab_sim::dir_index(&cfg.links, l, from) as u64;
+                self.schedules.push(DelaySchedule {
+                    what: format!("{what}: on-off delay"),
+                    change_argv: netem("change"),
+                    off_args: self.netem_delay(l, dir, &DelayModel::Fixed(*base))?,
+                    on_args: self.netem_delay(l, dir, &on)?,
+                    slot_ns: slot.as_nanos(),
+                    mean_on_ns: mean_on.as_nanos(),
+                    mean_off_ns: mean_off.as_nanos(),
+                    seed: cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ dir_index,
+                });
+            }
             self.steps.push(Step { what, action: Action::Exec { argv } });
         }
         Ok(())
@@ -704,11 +726,13 @@ impl Translator<'_> {
                 v.extend(["rate".to_string(), rate]);
                 v
             }
-            DelayModel::RandomWalk { .. } | DelayModel::OnOff { .. } => {
-                let model = if matches!(delay, DelayModel::RandomWalk { .. }) { "random-walk" } else { "on-off" };
+            // The off state; the agent switches it (see `direction`).
+            DelayModel::OnOff { base, .. } => vec!["delay".into(), ns(base.as_nanos()), "rate".into(), rate],
+            DelayModel::RandomWalk { .. } => {
                 return Err(KernelError::field(
                     format!("link[{l}].{dir}.delay"),
-                    format!("the {model} delay model has no netem counterpart: the kernel backend offers fixed, uniform and ordered-jitter delays"),
+                    "the random-walk delay model has no netem counterpart: the kernel backend offers fixed, uniform, \
+                     ordered-jitter and on-off delays",
                 ));
             }
         })

@@ -337,3 +337,33 @@ fn test_flows_bind_their_ports_and_listen_one_port_each() {
         ["access:sender->sw", "access:sw->sender", "bottleneck:sw->receiver", "bottleneck:receiver->sw"]
     );
 }
+
+#[test]
+fn test_on_off_delay_starts_off_and_the_agent_switches_netem() {
+    let on_off = DelayModel::OnOff {
+        base: ms(40),
+        delay: ms(8),
+        mean_on: ms(200),
+        mean_off: Duration::from_secs(1),
+        slot: ms(1),
+    };
+    let cfg =
+        dumbbell(dir(on_off, Limit::Packets(100), None), dir(DelayModel::Fixed(ms(40)), Limit::Packets(100), None));
+    let p = plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap();
+    assert_eq!(
+        grep(&describe(&p), &["dev to-b root"]),
+        ["tc -n w-bottleneck qdisc add dev to-b root handle 1: stab overhead -14 netem limit 1000000 delay 40000.000us rate 20000000bit"]
+    );
+    let [s] = p.job.delay_schedules.as_slice() else { panic!("one schedule: {:?}", p.job.delay_schedules) };
+    assert_eq!(
+        s.change_argv.join(" "),
+        "tc -n w-bottleneck qdisc change dev to-b root handle 1: stab overhead -14 netem limit 1000000"
+    );
+    assert_eq!(s.off_args.join(" "), "delay 40000.000us rate 20000000bit");
+    assert_eq!(s.on_args.join(" "), "delay 48000.000us rate 20000000bit");
+    assert_eq!((s.slot_ns, s.mean_on_ns, s.mean_off_ns), (1_000_000, 200_000_000, 1_000_000_000));
+    let mut other_seed = cfg.clone();
+    other_seed.seed = 2;
+    let q = plan_with(&other_seed, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap();
+    assert_ne!(q.job.delay_schedules[0].seed, s.seed, "the run's seed picks the schedule");
+}
