@@ -1,0 +1,185 @@
+//! The kernel backend end to end: scenarios run on Linux 6.12 in a
+//! User-Mode Linux guest (virtual time), through the `tcplab` binary.
+//!
+//! They need a kernel image (`tcplab kernel build`) and the guest agent
+//! beside the binary (`cargo test --workspace` builds it). Without them
+//! each test prints "SKIPPED" — unless `TCPLAB_KERNEL_TESTS=1` (as CI sets
+//! it after building the kernel), which turns a missing image into a
+//! failure. Guest runs are not repeatable bit for bit, so assertions are
+//! bounds.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+/// Whether the kernel tests can run here; panics when they must.
+fn kernel_available() -> bool {
+    let required = std::env::var("TCPLAB_KERNEL_TESTS").is_ok_and(|v| v == "1");
+    let list = tcplab(&["kernel", "list", "--json"]);
+    let has_image = list.status.success() && stdout(&list).trim() != "[]";
+    let agent = Path::new(env!("CARGO_BIN_EXE_tcplab")).with_file_name("tcplab-agent").is_file();
+    if has_image && agent {
+        return true;
+    }
+    let why = if has_image { "the guest agent is not built" } else { "no kernel image (tcplab kernel build)" };
+    assert!(!required, "TCPLAB_KERNEL_TESTS=1 but {why}");
+    println!("SKIPPED: {why}");
+    false
+}
+
+/// sender —1 Gbit/s— sw —20 Mbit/s, 10 ms, 1-BDP buffer— receiver: one
+/// bulk CUBIC flow.
+const DUMBBELL: &str = r#"
+description = "kernel test: one bulk flow, 20 Mbit/s, 20 ms RTT"
+[run]
+duration = "2s"
+trace_interval = "50ms"
+[[node]]
+name = "sender"
+[[node]]
+name = "sw"
+kind = "switch"
+[[node]]
+name = "receiver"
+[[link]]
+name = "access"
+a = "sender"
+b = "sw"
+rate = "1Gbit"
+[[link]]
+name = "bottleneck"
+a = "sw"
+b = "receiver"
+rate = "20Mbit"
+delay = "10ms"
+queue = "50KB"
+[[flow]]
+id = "bulk"
+from = "sender"
+to = "receiver"
+cc = "cubic"
+"#;
+
+fn write(dir: &Scratch, name: &str, text: &str) -> String {
+    let p = dir.path(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn json(o: &std::process::Output) -> serde_json::Value {
+    assert_ok(o);
+    serde_json::from_str(&stdout(o)).expect("one JSON object")
+}
+
+#[test]
+fn test_kernel_bulk_flow_fills_the_bottleneck() {
+    if !kernel_available() {
+        return;
+    }
+    let dir = Scratch::new("kernel-bulk");
+    let f = write(&dir, "d.toml", DUMBBELL);
+    let v = json(&tcplab(&["run", &f, "--backend", "linux", "--json"]));
+    assert!(v["backend"].as_str().unwrap().starts_with("linux-6.12"), "{}", v["backend"]);
+    let flow = &v["flows"][0];
+    let goodput = flow["goodput_bps"].as_f64().unwrap();
+    // At least 90 % of the bottleneck (goodput counts payload only, and
+    // includes the handshake and slow start).
+    assert!(goodput >= 0.9 * 20e6 * 1448.0 / 1500.0, "goodput {goodput}");
+    assert!(goodput <= 20e6, "goodput {goodput} above the link rate");
+    let util = v["links"].as_array().unwrap().iter().find(|l| l["id"] == "bottleneck:sw->receiver").unwrap();
+    assert!(util["utilization"].as_f64().unwrap() > 0.9, "{util}");
+    // tcp_info as the model reports it: MSS 1448 with timestamps, an RTT
+    // of at least the 20 ms path.
+    assert!(flow["srtt_us"].as_u64().unwrap() >= 20_000, "{flow}");
+    assert!(v["counters"]["TcpActiveOpens"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn test_kernel_traces_have_the_models_columns() {
+    if !kernel_available() {
+        return;
+    }
+    let dir = Scratch::new("kernel-trace");
+    let f = write(&dir, "d.toml", DUMBBELL);
+    let out = dir.path("trace");
+    assert_ok(&tcplab(&["run", &f, "--backend", "linux", "--trace", &out]));
+    let csv = std::fs::read_to_string(Path::new(&out).join("bulk.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered"));
+    let rows: Vec<&str> = lines.collect();
+    // Every 50 ms over 2 s, from the end of the handshake.
+    assert!((35..=40).contains(&rows.len()), "{} rows", rows.len());
+    let last: Vec<&str> = rows.last().unwrap().split(',').collect();
+    assert!(last[6].parse::<u64>().unwrap() > 2000, "delivered segments: {last:?}");
+}
+
+#[test]
+fn test_kernel_step_marking_marks_ect_and_dctcp_reacts() {
+    if !kernel_available() {
+        return;
+    }
+    let dir = Scratch::new("kernel-ecn");
+    let text = DUMBBELL.replace("queue = \"50KB\"", "queue = { limit = \"200p\", ecn_threshold = \"20p\" }")
+        + "\n[tcp]\ntcp_ecn = 1\n";
+    let text = text.replace("cc = \"cubic\"", "cc = \"dctcp\"");
+    let f = write(&dir, "ecn.toml", &text);
+    let v = json(&tcplab(&["run", &f, "--backend", "linux", "--json"]));
+    let l = v["links"].as_array().unwrap().iter().find(|l| l["id"] == "bottleneck:sw->receiver").unwrap().clone();
+    assert!(l["ce_marks"].as_u64().unwrap() > 0, "{l}");
+    assert_eq!(l["drops"], 0, "DCTCP keeps the queue below the 200-packet limit: {l}");
+    // The marking threshold bounds the queue: about 20 packets plus a
+    // window's worth of reaction, far from the limit.
+    assert!(l["peak_queue_packets"].as_u64().unwrap() < 100, "{l}");
+}
+
+#[test]
+fn test_kernel_refuses_what_it_cannot_express() {
+    if !kernel_available() {
+        return;
+    }
+    let dir = Scratch::new("kernel-refuse");
+    let f = write(&dir, "d.toml", DUMBBELL);
+    // A 3.x preset: mechanisms only the model has.
+    let o = tcplab(&["run", &f, "--backend", "linux", "--set", "tcp.preset=v3.12"]);
+    assert_error(&o, &["flow[0].tcp.", "preset \"v3.12\"", "only the model has"]);
+    // A delay model netem cannot play.
+    let walk = r#"link.bottleneck.delay={ model = "random-walk", base = "10ms", amplitude = "5ms", step = "50us" }"#;
+    let o = tcplab(&["run", &f, "--backend", "linux", "--set", walk]);
+    assert_error(&o, &["link[1].ab.delay", "random-walk"]);
+    // HZ is the image's.
+    let o = tcplab(&["run", &f, "--backend", "linux", "--set", "tcp.hz=1000"]);
+    assert_error(&o, &["hz = 1000", "HZ=250"]);
+    // fq's 3.x pacing.
+    let o =
+        tcplab(&["run", &f, "--backend", "linux", "--set", r#"node.sender.qdisc={ kind = "fq", pacing = "credit" }"#]);
+    assert_error(&o, &["node[0].qdisc.pacing", "EDT"]);
+}
+
+#[test]
+fn test_kernel_diff_puts_both_backends_side_by_side() {
+    if !kernel_available() {
+        return;
+    }
+    let dir = Scratch::new("kernel-diff");
+    let f = write(&dir, "d.toml", DUMBBELL);
+    let plots = dir.path("plots");
+    let o = tcplab(&["diff", &f, "--runs", "2", "--json", "--plot", &plots, "--set", "run.duration=1s"]);
+    let v = json(&o);
+    let rows = v["rows"].as_array().unwrap();
+    let goodput = rows.iter().find(|r| r["metric"] == "goodput").unwrap();
+    let (m, k) = (goodput["model"]["median"].as_f64().unwrap(), goodput["linux"]["median"].as_f64().unwrap());
+    assert!(m > 15e6 && k > 15e6, "model {m}, linux {k}");
+    assert!(goodput["relative_difference"].as_f64().unwrap().abs() < 0.2, "{goodput}");
+    assert!(Path::new(&plots).join("cwnd-bulk.png").is_file());
+}
+
+#[test]
+fn test_kernel_without_image_or_agent_says_what_to_do() {
+    // Needs nothing: a kernel that does not exist.
+    let dir = Scratch::new("kernel-none");
+    let f = write(&dir, "d.toml", DUMBBELL);
+    let o = tcplab(&["run", &f, "--backend", "linux", "--kernel", "no-such-image"]);
+    assert_error(&o, &["no kernel image \"no-such-image\"", "tcplab kernel build"]);
+    let o = tcplab(&["run", &f, "--backend", "penguin"]);
+    assert_error(&o, &["--backend", "model, linux or both"]);
+}
