@@ -19,6 +19,7 @@
 
 pub mod registry;
 
+use crate::backend::Backend;
 use crate::batch::Progress;
 use crate::compare::{ArmSpec, CompareSpec, Comparison, JsonComparison};
 use crate::error::{Error, Result};
@@ -57,6 +58,31 @@ pub struct Arm {
     pub name: &'static str,
     /// `KEY=VALUE` overrides, as `--set` takes them.
     pub settings: &'static [&'static str],
+    /// The arm of the patch's numbers this one is set against, when its
+    /// name differs (a kernel arm "/16" against the patch's "v3.18 (/16)").
+    pub reference: Option<&'static str>,
+}
+
+impl Arm {
+    /// An arm compared with the patch's arm of the same name.
+    pub const fn new(name: &'static str, settings: &'static [&'static str]) -> Arm {
+        Arm { name, settings, reference: None }
+    }
+}
+
+/// How an experiment runs on the real kernel (`--backend linux`): Linux
+/// 6.12 with the patch's behaviour switched off and on by tcplab's kernel
+/// switches (kernel/patches), since the model's era presets have no
+/// kernel counterpart.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct KernelVariant {
+    /// What differs from the model's set-up, and why.
+    pub note: &'static str,
+    /// Overrides applied to every arm first (after the experiment's).
+    pub set: &'static [&'static str],
+    pub arms: &'static [Arm],
+    /// Runs per arm unless `--runs` says otherwise.
+    pub runs: u32,
 }
 
 /// A patch's number, in the metric's display unit (Mbit/s for goodput,
@@ -124,6 +150,8 @@ pub struct Experiment {
     pub metrics: &'static [&'static str],
     /// Runs per arm (seeds 1..=runs) unless `--runs` says otherwise.
     pub runs: u32,
+    /// The kernel backend's version of the experiment.
+    pub kernel: Option<KernelVariant>,
     #[serde(skip)]
     pub reference: Reference,
     #[serde(skip)]
@@ -166,13 +194,24 @@ pub struct Options {
 impl Experiment {
     /// The comparison this experiment is.
     pub fn compare_spec(&self, opts: &Options) -> Result<CompareSpec> {
+        self.spec_for(matches!(opts.backend, Backend::Linux(_)), opts)
+    }
+
+    /// The comparison with the model's arms, or the kernel's.
+    fn spec_for(&self, kernel: bool, opts: &Options) -> Result<CompareSpec> {
         let loc = format!("experiment {}", self.name);
         let parse = |s: &&str| parse_one(&loc, s);
+        let (set, arms, runs): (Vec<&str>, &[Arm], u32) = match (kernel, &self.kernel) {
+            (false, _) => (self.set.to_vec(), self.arms, self.runs),
+            (true, Some(k)) => (self.set.iter().chain(k.set).copied().collect(), k.arms, k.runs),
+            (true, None) => {
+                return Err(Error::at(loc, "this experiment has no kernel set-up yet: run it on the model backend"))
+            }
+        };
         Ok(CompareSpec {
             scenario: ScenarioText { name: self.scenario.path.to_string(), text: self.scenario.text.to_string() },
-            base: self.set.iter().map(parse).collect::<Result<_>>()?,
-            arms: self
-                .arms
+            base: set.iter().map(parse).collect::<Result<_>>()?,
+            arms: arms
                 .iter()
                 .map(|a| {
                     Ok(ArmSpec {
@@ -183,7 +222,7 @@ impl Experiment {
                     })
                 })
                 .collect::<Result<_>>()?,
-            runs: opts.runs.unwrap_or(self.runs),
+            runs: opts.runs.unwrap_or(runs),
             metrics: self.metrics.iter().map(|m| m.to_string()).collect(),
             jobs: opts.jobs,
             keep_first: opts.keep_first,
@@ -212,8 +251,24 @@ impl Experiment {
                 return Err(Error::at(loc, format!("bad check on {metric:?}")));
             }
         }
-        self.compare_spec(&Options { runs: Some(1), jobs: 1, keep_first: false, backend: Default::default() })?
-            .prepare()?;
+        let opts = Options { runs: Some(1), jobs: 1, keep_first: false, backend: Default::default() };
+        self.spec_for(false, &opts)?.prepare()?;
+        if let Some(k) = &self.kernel {
+            if k.arms.len() < 2 {
+                return Err(Error::at(loc, "the kernel set-up needs at least two arms (patch off, patch on)"));
+            }
+            for a in k.arms {
+                let r = a.reference.unwrap_or(a.name);
+                if a.reference.is_some() && !self.reference.values.iter().any(|v| v.arm == r) {
+                    return Err(Error::at(
+                        loc,
+                        format!("kernel arm {:?} refers to {r:?}, which has no patch numbers", a.name),
+                    ));
+                }
+            }
+            // The kernel arms' settings load (nothing runs).
+            self.spec_for(true, &opts)?.prepare()?;
+        }
         Ok(())
     }
 
@@ -249,6 +304,21 @@ struct JsonReproduction<'a> {
 }
 
 impl Reproduction<'_> {
+    /// The arm of the patch's numbers that arm `name` is set against.
+    fn reference_arm<'a>(&self, name: &'a str) -> &'a str {
+        let e = self.experiment;
+        let kernel_arms = e.kernel.as_ref().map_or(&[][..], |k| k.arms);
+        e.arms.iter().chain(kernel_arms).find(|a| a.name == name).and_then(|a| a.reference).unwrap_or(name)
+    }
+
+    /// The backend the runs ran on and the kernel set-up's note, when not
+    /// the model.
+    fn kernel_note(&self) -> Option<(&str, &'static str)> {
+        let backend = self.comparison.arms.first().map(|a| a.backend.as_str())?;
+        let k = self.experiment.kernel.as_ref()?;
+        (backend != "model").then_some((backend, k.note))
+    }
+
     fn metric_index(&self, name: &str) -> Option<usize> {
         self.comparison.metrics.iter().position(|m| m.name == name)
     }
@@ -293,8 +363,11 @@ impl Reproduction<'_> {
         for v in self.experiment.reference.values {
             let Some(i) = self.metric_index(v.metric) else { continue };
             let u = self.comparison.metrics[i].unit();
-            let Some(arm) = self.comparison.arms.iter().find(|a| a.name == v.arm) else { continue };
+            let Some(arm) = self.comparison.arms.iter().find(|a| self.reference_arm(&a.name) == v.arm) else {
+                continue;
+            };
             let Some(s) = arm.summary[i].as_ref() else { continue };
+            let label = if arm.name == v.arm { arm.name.clone() } else { format!("{} (patch: {})", arm.name, v.arm) };
             let ours_median = format!("{} [{}, {}]", u.show(s.median), u.show(s.ci95[0]), u.show(s.ci95[1]));
             let show = |x: f64| u.show(x * u.scale);
             match v.stat {
@@ -302,7 +375,7 @@ impl Reproduction<'_> {
                     let mut p = patch.to_vec();
                     p.sort_by(f64::total_cmp);
                     rows.push(vec![
-                        v.arm.into(),
+                        label.clone(),
                         v.metric.into(),
                         format!("median of {} runs", patch.len()),
                         show(crate::stats::median_sorted(&p)),
@@ -310,7 +383,7 @@ impl Reproduction<'_> {
                     ]);
                     if let (Some(lo), Some(hi)) = (p.first(), p.last()) {
                         rows.push(vec![
-                            v.arm.into(),
+                            label.clone(),
                             v.metric.into(),
                             "min .. max".into(),
                             format!("{} .. {}", show(*lo), show(*hi)),
@@ -319,12 +392,12 @@ impl Reproduction<'_> {
                     }
                 }
                 RefStat::Median(x) => {
-                    rows.push(vec![v.arm.into(), v.metric.into(), "value".into(), show(x), ours_median])
+                    rows.push(vec![label.clone(), v.metric.into(), "value".into(), show(x), ours_median])
                 }
                 RefStat::Total(x) => {
                     let sum: f64 = arm.values(i).iter().sum();
                     rows.push(vec![
-                        v.arm.into(),
+                        label.clone(),
                         v.metric.into(),
                         format!("total over {} runs", arm.runs.len()),
                         show(x),
@@ -343,7 +416,9 @@ impl Reproduction<'_> {
             let RefStat::Runs(patch) = v.stat else { continue };
             let Some(i) = self.metric_index(v.metric) else { continue };
             let u = self.comparison.metrics[i].unit();
-            let Some(arm) = self.comparison.arms.iter().find(|a| a.name == v.arm) else { continue };
+            let Some(arm) = self.comparison.arms.iter().find(|a| self.reference_arm(&a.name) == v.arm) else {
+                continue;
+            };
             let ours = arm.values(i);
             let n = patch.len().max(ours.len());
             let rows = (0..n)
@@ -366,6 +441,9 @@ impl Reproduction<'_> {
         let _ = writeln!(s, "== {}: {}", e.name, e.title);
         let _ = writeln!(s, "source: {}", e.source);
         let _ = writeln!(s, "{}\n", e.summary.trim());
+        if let Some((backend, note)) = self.kernel_note() {
+            let _ = writeln!(s, "On {backend}: {}\n", note.trim());
+        }
         let _ = writeln!(s, "The patch reported:");
         for l in e.reference.quote.trim_end().lines() {
             let _ = writeln!(s, "  | {l}");
@@ -396,6 +474,9 @@ impl Reproduction<'_> {
         let e = self.experiment;
         page.el("h1", &format!("{}: {}", e.name, e.title));
         page.raw(&format!("<p class=\"muted\">Source: {}</p>\n<p>{}</p>\n", esc(e.source), esc(e.summary.trim())));
+        if let Some((backend, note)) = self.kernel_note() {
+            page.raw(&format!("<p>On {}: {}</p>\n", esc(backend), esc(note.trim())));
+        }
         page.el("h2", "What the patch reported");
         page.el("pre", e.reference.quote.trim_end());
         let rows = self.side_by_side();

@@ -9,7 +9,7 @@
 //! as [`RefValue`](super::RefValue)s, and optional checks). Each entry's
 //! page in docs/reproductions/ explains its set-up and its result.
 
-use super::{Arm, Check, Experiment, RefStat, RefValue, Reference};
+use super::{Arm, Check, Experiment, KernelVariant, RefStat, RefValue, Reference};
 use crate::scenario_file;
 
 /// Every registered experiment, in the order `reproduce all` runs them.
@@ -27,9 +27,9 @@ const REORDERING: Experiment = Experiment {
     scenario: scenario_file!("reordering-20mbit.toml"),
     set: &[],
     arms: &[
-        Arm { name: "v3.11", settings: &["tcp.preset=v3.11"] },
-        Arm { name: "v3.12", settings: &["tcp.preset=v3.12"] },
-        Arm { name: "linux-current", settings: &["tcp.preset=linux-current"] },
+        Arm::new("v3.11", &["tcp.preset=v3.11"]),
+        Arm::new("v3.12", &["tcp.preset=v3.12"]),
+        Arm::new("linux-current", &["tcp.preset=linux-current"]),
     ],
     metrics: &[
         "goodput",
@@ -50,6 +50,17 @@ const REORDERING: Experiment = Experiment {
         "TcpRetransSegs",
     ],
     runs: 10,
+    kernel: Some(KernelVariant {
+        note: "Linux 6.12 with the growth rule switched off (tcp_input.forward_progress_growth=0: \
+               tcp_may_raise_cwnd grows cwnd on FLAG_DATA_ACKED only) and on (mainline); everything else is \
+               6.12's, so the arms differ in the patch's rule alone. No 3.x era: the kernel has none.",
+        set: &[],
+        arms: &[
+            Arm { name: "6.12 rule off", settings: &["tcp.cwnd_growth=data-acked"], reference: None },
+            Arm { name: "6.12", settings: &[], reference: None },
+        ],
+        runs: 5,
+    }),
     reference: Reference {
         quote: "Using netperf on a qdisc setup of 20Mbps BW and random RTT from 45ms to\n\
                 55ms (for reordering effect). This change increases TCP throughput\n\
@@ -73,11 +84,11 @@ const DCTCP_RPC: Experiment = Experiment {
     scenario: scenario_file!("dctcp-rpc.toml"),
     set: &["run.duration=10s"],
     arms: &[
-        Arm { name: "cubic", settings: &["flow.*.cc=cubic"] },
-        Arm { name: "dctcp", settings: &[] },
-        Arm { name: "dctcp-floor2", settings: &["tcp.cwnd_reduction_floor=2"] },
-        Arm { name: "dctcp-ack-on-cwr", settings: &["tcp.ack_on_cwr=true"] },
-        Arm { name: "dctcp-current", settings: &["tcp.preset=linux-current"] },
+        Arm::new("cubic", &["flow.*.cc=cubic"]),
+        Arm::new("dctcp", &[]),
+        Arm::new("dctcp-floor2", &["tcp.cwnd_reduction_floor=2"]),
+        Arm::new("dctcp-ack-on-cwr", &["tcp.ack_on_cwr=true"]),
+        Arm::new("dctcp-current", &["tcp.preset=linux-current"]),
     ],
     metrics: &[
         "rpc.*-1m.p99",
@@ -91,6 +102,28 @@ const DCTCP_RPC: Experiment = Experiment {
         "TcpRetransSegs",
     ],
     runs: 3,
+    kernel: Some(KernelVariant {
+        note: "Linux 6.12 (no v4.17 era): the stall comes back with both of mainline's receiver fixes switched \
+               off (tcp_input.ack_on_cwr=0, tcp_dctcp.dctcp_ack_on_ce_change=0); the floor is \
+               tcp_input.cwnd_reduction_floor=2. 0.2 s per run instead of 10 s: the guest takes minutes of \
+               wall time per virtual second at 9 flows x 10 Gbit/s (docs/KERNEL.md).",
+        set: &["tcp.preset=linux-current", "run.duration=0.2s"],
+        arms: &[
+            Arm { name: "cubic", settings: &["flow.*.cc=cubic"], reference: None },
+            Arm {
+                name: "dctcp",
+                settings: &["tcp.ack_on_cwr=false", "tcp.dctcp_ack_on_ce_change=false"],
+                reference: None,
+            },
+            Arm {
+                name: "dctcp-floor2",
+                settings: &["tcp.ack_on_cwr=false", "tcp.dctcp_ack_on_ce_change=false", "tcp.cwnd_reduction_floor=2"],
+                reference: None,
+            },
+            Arm { name: "dctcp-current", settings: &[], reference: None },
+        ],
+        runs: 3,
+    }),
     reference: Reference {
         quote: "           Cubic 99%  Cubic 99.9%   dctcp 99%    dctcp 99.9%\n\
                  1MB RPCs    3.5ms       6.0ms         43ms          208ms\n\
@@ -132,13 +165,13 @@ const HYSTART: Experiment = Experiment {
     scenario: scenario_file!("hystart-80ms.toml"),
     set: &[],
     arms: &[
-        Arm { name: "v3.18 (/16)", settings: &["tcp.preset=v3.18"] },
-        Arm { name: "v3.19 (/8)", settings: &["tcp.preset=v3.19"] },
-        Arm { name: "linux-current", settings: &["tcp.preset=linux-current"] },
+        Arm::new("v3.18 (/16)", &["tcp.preset=v3.18"]),
+        Arm::new("v3.19 (/8)", &["tcp.preset=v3.19"]),
+        Arm::new("linux-current", &["tcp.preset=linux-current"]),
         // Diagnostic arms: delay detection only (hystart_detect = 2), which
         // isolates the patch's threshold from the ACK-train test.
-        Arm { name: "v3.18 delay-only", settings: &["tcp.preset=v3.18", "tcp.cubic.hystart_detect=2"] },
-        Arm { name: "v3.19 delay-only", settings: &["tcp.preset=v3.19", "tcp.cubic.hystart_detect=2"] },
+        Arm::new("v3.18 delay-only", &["tcp.preset=v3.18", "tcp.cubic.hystart_detect=2"]),
+        Arm::new("v3.19 delay-only", &["tcp.preset=v3.19", "tcp.cubic.hystart_detect=2"]),
     ],
     metrics: &[
         "goodput",
@@ -148,6 +181,27 @@ const HYSTART: Experiment = Experiment {
         "TcpExtTCPHystartDelayCwnd",
     ],
     runs: 10,
+    kernel: Some(KernelVariant {
+        note: "Linux 6.12 with HyStart's delay threshold at delay_min/16 (tcp_cubic.hystart_delay_thresh_shift=4) \
+               and at delay_min/8 (mainline), fq with EDT pacing on the sender (6.12 has no credit-based \
+               pacing), and both with delay detection only; 5 seeds per arm.",
+        set: &["tcp.preset=linux-current", "node.sender.qdisc=fq"],
+        arms: &[
+            Arm {
+                name: "6.12 /16",
+                settings: &["tcp.cubic.hystart_delay_thresh_shift=4"],
+                reference: Some("v3.18 (/16)"),
+            },
+            Arm { name: "6.12 /8", settings: &[], reference: Some("v3.19 (/8)") },
+            Arm {
+                name: "6.12 /16 delay-only",
+                settings: &["tcp.cubic.hystart_delay_thresh_shift=4", "tcp.cubic.hystart_detect=2"],
+                reference: None,
+            },
+            Arm { name: "6.12 /8 delay-only", settings: &["tcp.cubic.hystart_detect=2"], reference: None },
+        ],
+        runs: 5,
+    }),
     reference: Reference {
         quote: "With the 6.25 % threshold :\n\
                 THROUGHPUT=20.66 249.38 254.10 14.94 251.92 237.73 19.18 252.89 21.32 15.58\n\
