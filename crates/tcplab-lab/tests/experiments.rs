@@ -20,9 +20,10 @@ static TEST_ENTRY: Experiment = Experiment {
         "run.goodput_window=1s",
         "link.bottleneck.delay={ model = \"ordered-jitter\", base = \"9ms\", jitter = \"2ms\" }",
     ],
-    arms: &[Arm { name: "reno", settings: &["flow.*.cc=reno"] }, Arm { name: "cubic", settings: &["flow.*.cc=cubic"] }],
+    arms: &[Arm::new("reno", &["flow.*.cc=reno"]), Arm::new("cubic", &["flow.*.cc=cubic"])],
     metrics: &["goodput", "TcpRetransSegs"],
     runs: 4,
+    kernel: None,
     reference: Reference {
         quote: "THROUGHPUT=90.00\nTHROUGHPUT=91.00\nTHROUGHPUT=92.00\nTHROUGHPUT=93.00\n",
         values: &[
