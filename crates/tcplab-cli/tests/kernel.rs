@@ -182,4 +182,7 @@ fn test_kernel_without_image_or_agent_says_what_to_do() {
     assert_error(&o, &["no kernel image \"no-such-image\"", "tcplab kernel build"]);
     let o = tcplab(&["run", &f, "--backend", "penguin"]);
     assert_error(&o, &["--backend", "model, linux or both"]);
+    // Offloads are the kernel's alone: the model says so, at the field.
+    let o = tcplab(&["run", &f, "--set", "node.receiver.offloads=true"]);
+    assert_error(&o, &["node[2].offloads", "--backend linux"]);
 }

@@ -43,7 +43,8 @@
 //! counterpart and are refused.
 //!
 //! **Offloads**: TSO, GSO and GRO off on every veth, so that segments are
-//! MSS-sized on the wire as in the model.
+//! MSS-sized on the wire as in the model; a node with `offloads = true`
+//! has them on for its own veths (the model refuses such a node).
 //!
 //! **Knobs**: see [`crate::knobs`]. Sysctls are per namespace, so the
 //! flow ends on one host must agree; module parameters and switches are
@@ -508,11 +509,12 @@ impl Translator<'_> {
                 ],
             );
         }
-        for (ns, d) in &devices {
-            self.exec(
-                &what,
-                &["ip", "netns", "exec", ns, "ethtool", "-K", d, "tso", "off", "gso", "off", "gro", "off"],
-            );
+        for (i, (ns, d)) in devices.iter().enumerate() {
+            // Devices 0 and 1 are the nodes'; the middle's only forward,
+            // with offloads off.
+            let on = (i == 0 && a.offloads) || (i == 1 && b.offloads);
+            let o = if on { "on" } else { "off" };
+            self.exec(&what, &["ip", "netns", "exec", ns, "ethtool", "-K", d, "tso", o, "gso", o, "gro", o]);
             self.exec(&what, &["ip", "-n", ns, "link", "set", d, "up"]);
         }
         for (ns, side, peer_side, peer_end) in [(&ns_a, 1, 2, 1u8), (&ns_b, 2, 1, 0u8)] {

@@ -367,3 +367,18 @@ fn test_on_off_delay_starts_off_and_the_agent_switches_netem() {
     let q = plan_with(&other_seed, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap();
     assert_ne!(q.job.delay_schedules[0].seed, s.seed, "the run's seed picks the schedule");
 }
+
+#[test]
+fn test_offloads_are_on_only_for_the_nodes_that_ask() {
+    let mut cfg = dumbbell(
+        dir(DelayModel::Fixed(ms(5)), Limit::Packets(100), None),
+        dir(DelayModel::Fixed(ms(5)), Limit::Packets(100), None),
+    );
+    cfg.nodes[2].offloads = true;
+    let lines = plan(&cfg);
+    assert_eq!(
+        grep(&lines, &["ethtool", "tso on gso on gro on"]),
+        ["ip netns exec t-receiver ethtool -K l1 tso on gso on gro on"]
+    );
+    assert_eq!(grep(&lines, &["ethtool", "off"]).len(), 3 + 2, "sender, switch (twice) and the middle's two");
+}

@@ -52,6 +52,15 @@ pub fn run(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
         }
         return Ok(Outcome { result: run.result, wall: run.wall, config: cfg, backend: run.backend });
     }
+    if let Some(i) = sc.sim.nodes.iter().position(|n| n.offloads) {
+        return Err(Error {
+            location: Some(sc.name.clone()),
+            path: Some(format!("node[{i}].offloads")),
+            message: "TSO/GSO/GRO are not modelled: the model sends MSS-sized segments. Run this scenario with \
+                      --backend linux, or remove `offloads`"
+                .into(),
+        });
+    }
     let started = std::time::Instant::now();
     let mut sim = Sim::new(&cfg).map_err(crate::runner::validated_config_rejected)?;
     if let Some(tap) = extras.tap {

@@ -347,7 +347,7 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
     for (i, n) in nodes.iter().enumerate() {
         let path = format!("node[{i}]");
         let t = F { src, node: n, path: &path }.table("a table")?;
-        t.only(&["name", "kind", "qdisc"])?;
+        t.only(&["name", "kind", "qdisc", "offloads"])?;
         let name = t.req("name", check_name)?;
         if node_cfgs.iter().any(|c| c.name == name) {
             return Err(t.err_at("name", format!("duplicate node name {name:?}")));
@@ -369,7 +369,8 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
                 qdisc_config(f)
             })?
             .unwrap_or_default();
-        node_cfgs.push(NodeConfig { name, kind, qdisc });
+        let offloads = t.get("offloads", |f| f.bool01())?.unwrap_or(false);
+        node_cfgs.push(NodeConfig { name, kind, qdisc, offloads });
     }
     if node_cfgs.is_empty() {
         return Err(src.error(

@@ -36,17 +36,21 @@ pub struct NodeConfig {
     /// host-side direction of every link it has). Switches must use
     /// [`Qdisc::Pfifo`]: their queues are the links' `queue`s.
     pub qdisc: Qdisc,
+    /// TSO, GSO and GRO on the node's NICs. The model sends MSS-sized
+    /// segments and models no offloads, so the simulator refuses a node
+    /// with them on; the kernel backend turns them on with `ethtool`.
+    pub offloads: bool,
 }
 
 impl NodeConfig {
     /// A host with the default qdisc.
     pub fn host(name: impl Into<String>) -> Self {
-        NodeConfig { name: name.into(), kind: NodeKind::Host, qdisc: Qdisc::Pfifo }
+        NodeConfig { name: name.into(), kind: NodeKind::Host, qdisc: Qdisc::Pfifo, offloads: false }
     }
 
     /// A switch.
     pub fn switch(name: impl Into<String>) -> Self {
-        NodeConfig { name: name.into(), kind: NodeKind::Switch, qdisc: Qdisc::Pfifo }
+        NodeConfig { name: name.into(), kind: NodeKind::Switch, qdisc: Qdisc::Pfifo, offloads: false }
     }
 }
 

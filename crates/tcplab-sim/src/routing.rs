@@ -122,7 +122,7 @@ mod tests {
     use tcplab_core::time::Duration;
 
     fn node(kind: NodeKind) -> NodeConfig {
-        NodeConfig { name: String::new(), kind, qdisc: Default::default() }
+        NodeConfig { name: String::new(), kind, qdisc: Default::default(), offloads: false }
     }
     fn link(a: NodeId, b: NodeId) -> LinkConfig {
         let d = DirectionConfig {

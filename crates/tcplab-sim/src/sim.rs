@@ -242,6 +242,12 @@ impl Sim {
     /// Builds the simulation at time zero; validates `cfg` first.
     pub fn new(cfg: &SimConfig) -> Result<Sim, ConfigError> {
         cfg.validate()?;
+        if let Some(n) = cfg.nodes.iter().find(|n| n.offloads) {
+            return Err(ConfigError(format!(
+                "node {:?}: offloads (TSO/GSO/GRO) are not modelled; the kernel backend runs them",
+                n.name
+            )));
+        }
         let n = cfg.nodes.len();
         let mut dirs = Vec::with_capacity(2 * cfg.links.len());
         for (i, l) in cfg.links.iter().enumerate() {
