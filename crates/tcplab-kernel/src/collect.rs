@@ -8,7 +8,8 @@
 //! counters are per network namespace in Linux, so a flow's `counters` are
 //! its two hosts' only when no other flow uses either host (otherwise they
 //! stay zero, and only the run's total `counters` has them); a run's
-//! `cached_metrics` is not read back from the kernel (`None`).
+//! `cached_metrics` is not read back from the kernel (`None`);
+//! `peak_queue_packets` is the largest sampled queue length.
 
 use tcplab_agent::job::{FlowOut, GuestResult, RunOut, TcpInfoOut, TraceOut};
 use tcplab_core::time::Duration;
@@ -126,7 +127,8 @@ fn flow_result(cfg: &SimConfig, i: usize, out: &FlowOut, counters: Counters, dur
         sender_info: runs.last().map(|r| r.sender_info).unwrap_or_default(),
         counters,
         completed_at,
-        trace: out.trace.iter().map(trace_row).collect(),
+        // Rows sampled only for the queue lengths are not a trace.
+        trace: if cfg.trace_interval.is_some() { out.trace.iter().map(trace_row).collect() } else { Vec::new() },
         rpc,
         runs,
     }

@@ -88,6 +88,10 @@ pub struct Plan {
 /// per flow keeps each flow's socket options its own).
 pub const SERVER_PORT: u16 = tcplab_sim::SERVER_PORT;
 
+/// How often queue lengths are sampled when the scenario asks for no
+/// traces (for `peak_queue_packets`).
+pub const QUEUE_SAMPLE_INTERVAL: tcplab_core::time::Duration = tcplab_core::time::Duration::from_millis(10);
+
 /// The packets a netem delay line holds before it drops: far more than any
 /// scenario has in flight, since the model's delay never drops.
 const NETEM_LIMIT: u32 = 1_000_000;
@@ -169,7 +173,9 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         version: JOB_VERSION,
         setup: t.steps,
         duration_ns: cfg.duration.as_nanos(),
-        trace_interval_ns: cfg.trace_interval.map(|d| d.as_nanos()),
+        // The sampler also measures the queues' peak lengths, so it runs
+        // even when no trace is wanted (collect drops the rows then).
+        trace_interval_ns: Some(cfg.trace_interval.unwrap_or(QUEUE_SAMPLE_INTERVAL).as_nanos()),
         flows,
         counter_namespaces: hosts,
         link_probes: t.probes,
