@@ -52,6 +52,11 @@ pub struct Job {
     pub counter_namespaces: Vec<String>,
     /// Qdiscs whose statistics make up `links[]` of the result.
     pub link_probes: Vec<LinkProbe>,
+    /// The netem qdiscs of link directions with a loss model: their drops
+    /// are the direction's random losses (`losses[]` of the result; both
+    /// handles name the netem).
+    #[serde(default)]
+    pub loss_probes: Vec<LinkProbe>,
     /// Delays that change during the run (on-off cross traffic), each
     /// driven by its own thread from `t0`.
     #[serde(default)]
@@ -205,6 +210,9 @@ pub struct GuestResult {
     /// only; negative values (`TcpMaxConn` = -1) are left out.
     pub counters: Vec<(String, Vec<(String, u64)>)>,
     pub links: Vec<LinkOut>,
+    /// One per loss probe: `drops` are the direction's random losses.
+    #[serde(default)]
+    pub losses: Vec<LinkOut>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -383,6 +391,7 @@ mod tests {
             }],
             counters: vec![("a".into(), vec![("TcpActiveOpens".into(), 1)])],
             links: vec![LinkOut { id: "l".into(), tx_bytes: 9, ce_marks: 2, ..LinkOut::default() }],
+            losses: vec![LinkOut { id: "l".into(), drops: 3, ..LinkOut::default() }],
         };
         let text = serde_json::to_string(&r).unwrap();
         assert!(text.contains(r#""counters":[["a",[["TcpActiveOpens",1]]]]"#), "{text}");

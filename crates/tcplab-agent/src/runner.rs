@@ -65,6 +65,10 @@ fn execute(job: &Job, res: &mut GuestResult) -> Vec<String> {
         Ok(p) => Arc::new(Mutex::new(p)),
         Err(e) => return vec![e],
     };
+    let mut loss_prober = match LinkProber::open(&job.loss_probes) {
+        Ok(p) => p,
+        Err(e) => return vec![e],
+    };
 
     // Every thread is started, has entered its namespace and made its
     // listener before t0, so that none of that (thread creation, setns)
@@ -137,6 +141,9 @@ fn execute(job: &Job, res: &mut GuestResult) -> Vec<String> {
     let (links, link_errors) = lock(&prober).finish();
     res.links = links;
     errors.extend(link_errors);
+    let (losses, loss_errors) = loss_prober.finish();
+    res.losses = losses;
+    errors.extend(loss_errors);
     errors
 }
 

@@ -36,6 +36,7 @@ fn empty_job(out: &Path) -> Job {
         flows: vec![],
         counter_namespaces: vec![],
         link_probes: vec![],
+        loss_probes: vec![],
         delay_schedules: vec![],
         out_dir: out.to_string_lossy().into_owned(),
     }

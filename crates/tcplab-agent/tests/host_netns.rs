@@ -149,6 +149,7 @@ fn red_step_refused_cleanly(a: &str, b: &str, dir: &Path) {
         flows: vec![],
         counter_namespaces: vec![],
         link_probes: vec![],
+        loss_probes: vec![],
         delay_schedules: vec![],
         out_dir: dir.to_string_lossy().into_owned(),
     };

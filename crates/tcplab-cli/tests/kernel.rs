@@ -133,6 +133,23 @@ fn test_kernel_step_marking_marks_ect_and_dctcp_reacts() {
 }
 
 #[test]
+fn test_kernel_random_loss_is_netems_and_counted_apart() {
+    if !kernel_available() {
+        return;
+    }
+    let dir = Scratch::new("kernel-loss");
+    let text = DUMBBELL.replace("queue = \"50KB\"", "queue = \"50KB\"\n[link.ab]\nloss = \"1%\"");
+    let f = write(&dir, "loss.toml", &text);
+    let v = json(&tcplab(&["run", &f, "--backend", "linux", "--json"]));
+    let l = v["links"].as_array().unwrap().iter().find(|l| l["id"] == "bottleneck:sw->receiver").unwrap().clone();
+    let (lost, sent) = (l["loss_drops"].as_f64().unwrap(), l["tx_packets"].as_f64().unwrap());
+    assert!(sent > 500.0 && (0.004..0.025).contains(&(lost / sent)), "{l}");
+    let back = v["links"].as_array().unwrap().iter().find(|l| l["id"] == "bottleneck:receiver->sw").unwrap().clone();
+    assert_eq!(back["loss_drops"], 0, "{back}");
+    assert!(v["flows"][0]["retransmits"].as_f64().unwrap() >= lost * 0.9, "{}", v["flows"][0]);
+}
+
+#[test]
 fn test_kernel_refuses_what_it_cannot_express() {
     if !kernel_available() {
         return;

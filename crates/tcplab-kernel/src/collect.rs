@@ -70,6 +70,7 @@ pub fn collect(cfg: &SimConfig, g: &GuestResult) -> RunResult {
                 tx_packets: l.tx_packets,
                 tx_bytes: l.tx_bytes,
                 drops: l.drops,
+                loss_drops: g.losses.iter().find(|x| x.id == l.id).map_or(0, |x| x.drops),
                 ce_marks: l.ce_marks,
                 peak_queue_packets: l.peak_queue_packets,
                 throttled: 0,

@@ -57,7 +57,7 @@ use crate::knobs::{self, convert, KnobSetting, Target};
 use std::collections::BTreeMap;
 use tcplab_agent::job::{Action, App, DelaySchedule, FlowJob, Job, LinkProbe, SockOpts, Step, JOB_VERSION};
 use tcplab_sim::config::{
-    AppConfig, DelayModel, DirectionConfig, FqPacing, Limit, NodeKind, Qdisc, QueueConfig, SimConfig,
+    AppConfig, DelayModel, DirectionConfig, FqPacing, Limit, LossModel, NodeKind, Qdisc, QueueConfig, SimConfig,
 };
 
 /// The knobs of one flow's two ends, rendered by the lab.
@@ -108,7 +108,14 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         ));
     }
     let settings = Settings::collect(cfg, knobs, image)?;
-    let mut t = Translator { cfg, steps: Vec::new(), probes: Vec::new(), schedules: Vec::new(), mtu: settings.mtu };
+    let mut t = Translator {
+        cfg,
+        steps: Vec::new(),
+        probes: Vec::new(),
+        loss_probes: Vec::new(),
+        schedules: Vec::new(),
+        mtu: settings.mtu,
+    };
 
     t.sysctl(None, "net.ipv4.tcp_allowed_congestion_control", "reno cubic dctcp bbr", "congestion controls");
     for (i, node) in cfg.nodes.iter().enumerate() {
@@ -179,6 +186,7 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         flows,
         counter_namespaces: hosts,
         link_probes: t.probes,
+        loss_probes: t.loss_probes,
         delay_schedules: t.schedules,
         out_dir: out_dir.to_string(),
     };
@@ -412,6 +420,7 @@ struct Translator<'a> {
     cfg: &'a SimConfig,
     steps: Vec<Step>,
     probes: Vec<LinkProbe>,
+    loss_probes: Vec<LinkProbe>,
     schedules: Vec<DelaySchedule>,
     mtu: u32,
 }
@@ -439,8 +448,10 @@ impl Translator<'_> {
         let dev = format!("l{l}");
         let what = format!("link {}", link.name);
         let mtu = self.mtu.to_string();
-        let no_delay = |d: &DirectionConfig| d.delay == DelayModel::Fixed(tcplab_core::time::Duration::ZERO);
-        let middle = !(no_delay(&link.ab) && no_delay(&link.ba));
+        let plain = |d: &DirectionConfig| {
+            d.delay == DelayModel::Fixed(tcplab_core::time::Duration::ZERO) && d.loss == LossModel::None
+        };
+        let middle = !(plain(&link.ab) && plain(&link.ba));
         // The devices: (namespace, name) of node a's end, node b's end,
         // and the middle's two (if any).
         let mut devices = vec![(ns_a.clone(), dev.clone()), (ns_b.clone(), dev.clone())];
@@ -618,7 +629,7 @@ impl Translator<'_> {
             _ => self.queue(&ns, &dev, &what, &conf.queue),
         }
         self.probes.push(LinkProbe {
-            id,
+            id: id.clone(),
             ns: ns.clone(),
             dev: dev.clone(),
             queue_handle: 0x10 << 16,
@@ -635,16 +646,31 @@ impl Translator<'_> {
                     .chain(["limit".to_string(), NETEM_LIMIT.to_string()])
                     .collect()
             };
+            let loss = netem_loss(&conf.loss);
             let mut argv = netem("add");
             argv.extend(self.netem_delay(l, dir, &conf.delay)?);
+            argv.extend(loss.iter().cloned());
+            if conf.loss != LossModel::None {
+                self.loss_probes.push(LinkProbe {
+                    id: id.clone(),
+                    ns: w.clone(),
+                    dev: out.to_string(),
+                    queue_handle: 1 << 16,
+                    root_handle: 1 << 16,
+                });
+            }
             if let DelayModel::OnOff { base, delay, mean_on, mean_off, slot } = &conf.delay {
                 let on = DelayModel::Fixed(*base + *delay);
                 let dir_index = tcplab_sim::dir_index(&cfg.links, l, from) as u64;
+                let with_loss = |mut v: Vec<String>| {
+                    v.extend(loss.iter().cloned());
+                    v
+                };
                 self.schedules.push(DelaySchedule {
                     what: format!("{what}: on-off delay"),
                     change_argv: netem("change"),
-                    off_args: self.netem_delay(l, dir, &DelayModel::Fixed(*base))?,
-                    on_args: self.netem_delay(l, dir, &on)?,
+                    off_args: with_loss(self.netem_delay(l, dir, &DelayModel::Fixed(*base))?),
+                    on_args: with_loss(self.netem_delay(l, dir, &on)?),
                     slot_ns: slot.as_nanos(),
                     mean_on_ns: mean_on.as_nanos(),
                     mean_off_ns: mean_off.as_nanos(),
@@ -769,6 +795,20 @@ impl Translator<'_> {
                 }
                 self.exec(&what, &argv);
             }
+        }
+    }
+}
+
+/// netem's loss arguments (`loss random P`, `loss gemodel p r 1-h 1-k`),
+/// the percentages written so that iproute2's `get_percent` gives back the
+/// model's 32-bit probabilities exactly.
+fn netem_loss(loss: &LossModel) -> Vec<String> {
+    let pct = |p: u32| format!("{:.10}%", p as f64 / u32::MAX as f64 * 100.0);
+    match *loss {
+        LossModel::None => Vec::new(),
+        LossModel::Random { p } => vec!["loss".into(), "random".into(), pct(p)],
+        LossModel::GilbertElliott { p, r, bad_loss, good_loss } => {
+            vec!["loss".into(), "gemodel".into(), pct(p), pct(r), pct(bad_loss), pct(good_loss)]
         }
     }
 }

@@ -13,7 +13,7 @@ use tcplab_sim::config::{
 };
 
 fn dir(delay: DelayModel, limit: Limit, ecn: Option<Limit>) -> DirectionConfig {
-    DirectionConfig { delay, queue: QueueConfig { limit, ecn_threshold: ecn } }
+    DirectionConfig { delay, queue: QueueConfig { limit, ecn_threshold: ecn }, loss: Default::default() }
 }
 
 fn ms(n: u64) -> Duration {
@@ -381,4 +381,30 @@ fn test_offloads_are_on_only_for_the_nodes_that_ask() {
         ["ip netns exec t-receiver ethtool -K l1 tso on gso on gro on"]
     );
     assert_eq!(grep(&lines, &["ethtool", "off"]).len(), 3 + 2, "sender, switch (twice) and the middle's two");
+}
+
+#[test]
+fn test_loss_is_netem_loss_in_the_middle_with_its_drops_probed() {
+    use tcplab_sim::config::LossModel;
+    let mut ab = dir(DelayModel::Fixed(Duration::ZERO), Limit::Packets(100), None);
+    ab.loss = LossModel::Random { p: 42_949_673 };
+    let mut cfg = dumbbell(ab, dir(DelayModel::Fixed(Duration::ZERO), Limit::Packets(100), None));
+    let p = plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap();
+    // Loss alone needs the middle namespace: netem with no delay.
+    assert_eq!(
+        grep(&describe(&p), &["dev to-b root"]),
+        ["tc -n w-bottleneck qdisc add dev to-b root handle 1: stab overhead -14 netem limit 1000000 delay 0.000us rate 20000000bit loss random 1.0000000012%"]
+    );
+    let probes: Vec<(&str, &str, &str)> =
+        p.job.loss_probes.iter().map(|l| (l.id.as_str(), l.ns.as_str(), l.dev.as_str())).collect();
+    assert_eq!(probes, [("bottleneck:sw->receiver", "w-bottleneck", "to-b")]);
+    cfg.links[1].ab.loss =
+        LossModel::GilbertElliott { p: 42_949_673, r: 429_496_730, bad_loss: u32::MAX, good_loss: 0 };
+    let p = plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap();
+    assert!(
+        grep(&describe(&p), &["dev to-b root"])[0]
+            .ends_with("loss gemodel 1.0000000012% 10.0000000116% 100.0000000000% 0.0000000000%"),
+        "{:?}",
+        describe(&p)
+    );
 }

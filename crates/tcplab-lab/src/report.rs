@@ -40,7 +40,9 @@
 //!   "links": [{
 //!     "id": "bottleneck:sw->h2",   // link name : from -> to (one per direction)
 //!     "utilization": 0.95,         // fraction of the run the serializer was busy
-//!     "drops": 12, "ce_marks": 0, "tx_packets": 1, "tx_bytes": 1, "peak_queue_packets": 1
+//!     "drops": 12,                 // by the queue (or fq qdisc)
+//!     "loss_drops": 0,             // by the link's loss model, after serialization
+//!     "ce_marks": 0, "tx_packets": 1, "tx_bytes": 1, "peak_queue_packets": 1
 //!   }],
 //!   "fairness": { "window_s": 20.0, "jain_index": 0.99 } | null,
 //!   "counters": { "TcpActiveOpens": 1, ... }   // summed over all flows, every counter, zero or not
@@ -159,6 +161,7 @@ pub struct LinkReport {
     pub id: String,
     pub utilization: f64,
     pub drops: u64,
+    pub loss_drops: u64,
     pub ce_marks: u64,
     pub tx_packets: u64,
     pub tx_bytes: u64,
@@ -269,6 +272,7 @@ impl RunReport {
                     id: l.id.clone(),
                     utilization: l.utilization,
                     drops: l.drops,
+                    loss_drops: l.loss_drops,
                     ce_marks: l.ce_marks,
                     tx_packets: l.tx_packets,
                     tx_bytes: l.tx_bytes,
@@ -375,12 +379,13 @@ impl RunReport {
                     l.id.clone(),
                     format!("{:.1}", l.utilization * 100.0),
                     l.drops.to_string(),
+                    l.loss_drops.to_string(),
                     l.ce_marks.to_string(),
                     l.peak_queue_packets.to_string(),
                 ]
             })
             .collect();
-        table(&mut s, &["link", "util %", "drops", "CE marks", "peak queue p"], &rows);
+        table(&mut s, &["link", "util %", "drops", "lost", "CE marks", "peak queue p"], &rows);
         s.push('\n');
         let nonzero: Vec<Vec<String>> =
             self.counters.iter().filter(|(_, v)| **v != 0).map(|(k, v)| vec![k.to_string(), v.to_string()]).collect();

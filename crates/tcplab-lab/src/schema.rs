@@ -20,8 +20,8 @@ use tcplab_core::config::PRESETS;
 use tcplab_core::time::Duration;
 use tcplab_core::TcpConfig;
 use tcplab_sim::config::{
-    AppConfig, DelayModel, DirectionConfig, FlowConfig, FqConfig, FqPacing, Limit, LinkConfig, NodeConfig, NodeKind,
-    Qdisc, QueueConfig, Repeat, RpcConfig, SimConfig,
+    AppConfig, DelayModel, DirectionConfig, FlowConfig, FqConfig, FqPacing, Limit, LinkConfig, LossModel, NodeConfig,
+    NodeKind, Qdisc, QueueConfig, Repeat, RpcConfig, SimConfig,
 };
 use tcplab_sim::{FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MAX_FLOWS};
 
@@ -452,7 +452,7 @@ fn find_host(f: F<'_>, nodes: &[NodeConfig]) -> Result<usize> {
 /// One `[[link]]` (without the uniqueness of its name).
 fn link_config(f: F<'_>, nodes: &[NodeConfig]) -> Result<LinkConfig> {
     let t = f.table("a table")?;
-    t.only(&["name", "a", "b", "rate", "delay", "queue", "ab", "ba"])?;
+    t.only(&["name", "a", "b", "rate", "delay", "queue", "loss", "ab", "ba"])?;
     let name = t.req("name", check_name)?;
     let a = t.req("a", |f| find_node(f, nodes))?;
     let b = t.req("b", |f| {
@@ -465,19 +465,21 @@ fn link_config(f: F<'_>, nodes: &[NodeConfig]) -> Result<LinkConfig> {
     let rate_bps = t.req("rate", |f| f.rate())?;
     let delay = t.get("delay", delay_model)?.unwrap_or(DelayModel::Fixed(Duration::ZERO));
     let queue = t.get("queue", queue_spec)?.unwrap_or_default();
-    // `ab`/`ba` override the link-wide delay, and its queue field by field.
+    let loss = t.get("loss", loss_model)?.unwrap_or_default();
+    // `ab`/`ba` override the link-wide delay and loss, and its queue field
+    // by field.
     let dir = |key: &str| -> Result<DirectionConfig> {
         let over = t.get(key, |f| {
-            let d = f.table("a table with delay and/or queue")?;
-            d.only(&["delay", "queue"])?;
-            Ok((d.get("delay", delay_model)?, d.get("queue", queue_spec)?))
+            let d = f.table("a table with delay, queue and/or loss")?;
+            d.only(&["delay", "queue", "loss"])?;
+            Ok((d.get("delay", delay_model)?, d.get("queue", queue_spec)?, d.get("loss", loss_model)?))
         })?;
-        let (d, q) = over.unwrap_or((None, None));
+        let (d, q, l) = over.unwrap_or((None, None, None));
         let q = match q {
             Some(q) => queue.merge(&q),
             None => queue.clone(),
         };
-        Ok(DirectionConfig { delay: d.unwrap_or_else(|| delay.clone()), queue: q.build() })
+        Ok(DirectionConfig { delay: d.unwrap_or_else(|| delay.clone()), queue: q.build(), loss: l.unwrap_or(loss) })
     };
     Ok(LinkConfig { name, a, b, rate_bps, ab: dir("ab")?, ba: dir("ba")? })
 }
@@ -651,6 +653,43 @@ fn connected(nodes: &[NodeConfig], links: &[LinkConfig], from: usize, to: usize)
 /// `delay = "10ms"` or `{ model = "uniform", min = "20ms", max = "30ms" }`
 /// or `{ model = "ordered-jitter", base = "10ms", jitter = "2ms" }`
 /// or `{ model = "fixed", delay = "10ms" }`.
+/// `loss = "1%"`, `{ model = "random", p = "1%" }` or `{ model =
+/// "gemodel", p, r, bad_loss, good_loss }` (netem's `loss gemodel p r 1-h
+/// 1-k`, with its defaults r = 100 %, 1-h = 100 %, 1-k = 0 %).
+fn loss_model(f: F<'_>) -> Result<LossModel> {
+    let percent = |f: F<'_>| -> Result<u32> {
+        let s = f.str("a percentage such as \"1%\"")?;
+        let v = s
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite() && (0.0..=100.0).contains(v))
+            .ok_or_else(|| f.err(format!("{s:?} is not a percentage from \"0%\" to \"100%\"")))?;
+        Ok(tcplab_sim::loss::probability(v))
+    };
+    if let Value::String(_) = f.node.value {
+        let p = percent(f)?;
+        return Ok(if p == 0 { LossModel::None } else { LossModel::Random { p } });
+    }
+    let t = f.table("a percentage such as \"1%\" or a table { model = \"random\" | \"gemodel\", ... }")?;
+    let model = t.req("model", |m| m.str("a loss model name").map(str::to_string))?;
+    match model.as_str() {
+        "random" => {
+            t.only(&["model", "p"])?;
+            Ok(LossModel::Random { p: t.req("p", percent)? })
+        }
+        "gemodel" => {
+            t.only(&["model", "p", "r", "bad_loss", "good_loss"])?;
+            Ok(LossModel::GilbertElliott {
+                p: t.req("p", percent)?,
+                r: t.get("r", percent)?.unwrap_or(u32::MAX),
+                bad_loss: t.get("bad_loss", percent)?.unwrap_or(u32::MAX),
+                good_loss: t.get("good_loss", percent)?.unwrap_or(0),
+            })
+        }
+        other => Err(t.err_at("model", format!("unknown loss model {other:?} (known: random, gemodel)"))),
+    }
+}
+
 fn delay_model(f: F<'_>) -> Result<DelayModel> {
     if let Value::String(_) = f.node.value {
         return f.delay().map(DelayModel::Fixed);

@@ -316,3 +316,50 @@ fn test_progress_slices_do_not_change_the_result() {
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
     assert_eq!(seen.last(), Some(&1.0));
 }
+
+// ------------------------------------------------------------ random loss
+
+#[test]
+fn test_loss_syntax_random_and_gemodel_with_netems_defaults() {
+    use tcplab_sim::config::LossModel;
+    let sc = ok(&with("delay = \"1ms\"", "delay = \"1ms\"\nloss = \"1%\"\n[link.ba]\nloss = \"0%\""));
+    let bn = &sc.sim.links[1];
+    assert_eq!(bn.ab.loss, LossModel::Random { p: 42_949_673 }, "1 % is netem's rint(0.01 × UINT32_MAX)");
+    assert_eq!(bn.ba.loss, LossModel::None, "0 % is no loss model at all");
+    let sc = ok(&with("delay = \"1ms\"", "delay = \"1ms\"\n[link.ab]\nloss = { model = \"gemodel\", p = \"1%\" }"));
+    assert_eq!(
+        sc.sim.links[1].ab.loss,
+        LossModel::GilbertElliott { p: 42_949_673, r: u32::MAX, bad_loss: u32::MAX, good_loss: 0 },
+        "r = 100 %, 1-h = 100 %, 1-k = 0 % when not given, as `tc ... loss gemodel p`"
+    );
+    assert_eq!(sc.sim.links[1].ba.loss, LossModel::None);
+    let e = err(&with("delay = \"1ms\"", "delay = \"1ms\"\nloss = \"1\""));
+    assert!(e.contains("link[1].loss") && e.contains("not a percentage"), "{e}");
+    let e = err(&with("delay = \"1ms\"", "delay = \"1ms\"\nloss = \"101%\""));
+    assert!(e.contains("bad.toml:") && e.contains("link[1].loss"), "{e}");
+    let e = err(&with("delay = \"1ms\"", "delay = \"1ms\"\nloss = { model = \"bernoulli\", p = \"1%\" }"));
+    assert!(e.contains("link[1].loss.model") && e.contains("known: random, gemodel"), "{e}");
+}
+
+#[test]
+fn test_random_loss_drops_about_p_of_the_packets_apart_from_queue_drops() {
+    let sc = ok(&with("delay = \"1ms\"", "delay = \"1ms\"\nqueue = \"10000p\"\n[link.ab]\nloss = \"1%\""));
+    let a = runner::run(&sc, None).unwrap();
+    let b = runner::run(&sc, None).unwrap();
+    assert_eq!(a.result, b.result, "same seed, same losses");
+    let l = a.result.links.iter().find(|l| l.id == "bn:sw->h2").unwrap();
+    let rate = l.loss_drops as f64 / l.tx_packets as f64;
+    assert!((0.007..0.013).contains(&rate), "{} lost of {} sent", l.loss_drops, l.tx_packets);
+    assert_eq!(l.drops, 0, "a 10,000-packet queue never overflows here: every loss is the model's");
+    // Every lost segment is sent again.
+    assert!(a.result.flows[0].retransmits >= l.loss_drops, "{} retransmits", a.result.flows[0].retransmits);
+    let back = a.result.links.iter().find(|l| l.id == "bn:h2->sw").unwrap();
+    assert_eq!(back.loss_drops, 0);
+    // Adding loss leaves the direction's other draws alone: another seed
+    // loses other packets.
+    let mut other = sc.clone();
+    other.sim.seed = 2;
+    let c = runner::run(&other, None).unwrap();
+    assert_ne!(c.result.links[2].loss_drops, 0);
+    assert_ne!(c.result, a.result);
+}

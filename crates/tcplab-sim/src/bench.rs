@@ -36,6 +36,7 @@ pub fn bench_config() -> SimConfig {
     let direction = |delay: Duration, queue: &QueueConfig| DirectionConfig {
         delay: DelayModel::Fixed(delay),
         queue: queue.clone(),
+        loss: crate::config::LossModel::None,
     };
     SimConfig {
         duration: Duration::from_secs(20),

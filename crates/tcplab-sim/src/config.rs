@@ -149,6 +149,31 @@ pub struct LinkConfig {
 pub struct DirectionConfig {
     pub delay: DelayModel,
     pub queue: QueueConfig,
+    /// Random loss on the wire, after serialization (see `loss.rs`).
+    pub loss: LossModel,
+}
+
+/// A probability as netem holds it: `p / (2³² − 1)`, so that 0 is never
+/// and `u32::MAX` always (iproute2's `get_percent`: `rint(percent / 100 ×
+/// UINT32_MAX)`).
+pub type Probability = u32;
+
+/// Random loss of one link direction, netem's loss models
+/// (net/sched/sch_netem.c, `loss_event`): each packet that finishes
+/// serialization is lost or goes on to the delay. Losses are counted apart
+/// from queue drops (`LinkResult::loss_drops`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LossModel {
+    #[default]
+    None,
+    /// `loss random P`: each packet independently with probability `p`.
+    Random { p: Probability },
+    /// `loss gemodel p r 1-h 1-k`: the Gilbert-Elliott chain, starting
+    /// good. Per packet: from good, turn bad with `p`, and lose the packet
+    /// with `good_loss` (1-k); from bad, turn good with `r`, and lose it
+    /// with `bad_loss` (1-h). The loss draw uses the state the packet
+    /// found, as `loss_gilb_ell` does.
+    GilbertElliott { p: Probability, r: Probability, bad_loss: Probability, good_loss: Probability },
 }
 
 /// Propagation delay of one link direction, applied after serialization.

@@ -31,6 +31,7 @@ mod fq;
 mod hist;
 mod host;
 mod link;
+pub mod loss;
 mod packet;
 mod queue;
 pub mod result;

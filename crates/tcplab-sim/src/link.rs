@@ -17,6 +17,7 @@
 use crate::config::{DirectionConfig, NodeId};
 use crate::delay::DelaySampler;
 use crate::fq::FqQdisc;
+use crate::loss::LossSampler;
 use crate::packet::PacketId;
 use crate::queue::DropTailQueue;
 use crate::rng::Pcg32;
@@ -73,6 +74,7 @@ pub(crate) struct LinkDir {
     pub tx_start: Instant,
     pub delay: DelaySampler,
     pub rng: Pcg32,
+    pub loss: LossSampler,
     /// FIFO pipe: `(arrival time ns, packet)`, arrival times non-decreasing.
     pub pipe: VecDeque<(u64, PacketId)>,
     /// Connections waiting for room in this (host NIC) queue, in the order
@@ -82,10 +84,20 @@ pub(crate) struct LinkDir {
     pub busy_ns: u64,
     pub tx_packets: u64,
     pub tx_bytes: u64,
+    /// Packets the loss model dropped after serialization.
+    pub loss_drops: u64,
 }
 
 impl LinkDir {
-    pub fn new(from: NodeId, to: NodeId, host_nic: bool, rate_bps: u64, cfg: &DirectionConfig, rng: Pcg32) -> Self {
+    pub fn new(
+        from: NodeId,
+        to: NodeId,
+        host_nic: bool,
+        rate_bps: u64,
+        cfg: &DirectionConfig,
+        rng: Pcg32,
+        loss_rng: Pcg32,
+    ) -> Self {
         LinkDir {
             from,
             to,
@@ -98,11 +110,13 @@ impl LinkDir {
             tx_start: Instant::ZERO,
             delay: DelaySampler::new(&cfg.delay),
             rng,
+            loss: LossSampler::new(cfg.loss, loss_rng),
             pipe: VecDeque::with_capacity(64),
             blocked: Vec::new(),
             busy_ns: 0,
             tx_packets: 0,
             tx_bytes: 0,
+            loss_drops: 0,
         }
     }
 

@@ -156,7 +156,10 @@ pub struct LinkResult {
     pub utilization: f64,
     pub tx_packets: u64,
     pub tx_bytes: u64,
+    /// Drops of the direction's queue (or fq qdisc).
     pub drops: u64,
+    /// Packets lost by the direction's loss model, after serialization.
+    pub loss_drops: u64,
     pub ce_marks: u64,
     /// Most packets ever waiting in the direction's queue (or fq qdisc).
     pub peak_queue_packets: u64,

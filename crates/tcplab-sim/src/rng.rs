@@ -107,6 +107,9 @@ pub enum Component {
     LinkDirection { link: usize, reverse: bool },
     /// Flow `flow` (initial sequence numbers).
     Flow { flow: usize },
+    /// The loss model of one link direction: its own stream, so that
+    /// adding loss leaves the direction's delay draws unchanged.
+    LinkLoss { link: usize, reverse: bool },
 }
 
 impl Component {
@@ -116,6 +119,7 @@ impl Component {
         match self {
             Component::LinkDirection { link, reverse } => (1u64 << 56) | ((link as u64) << 1) | reverse as u64,
             Component::Flow { flow } => (2u64 << 56) | flow as u64,
+            Component::LinkLoss { link, reverse } => (3u64 << 56) | ((link as u64) << 1) | reverse as u64,
         }
     }
 }

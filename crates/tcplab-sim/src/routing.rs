@@ -128,6 +128,7 @@ mod tests {
         let d = DirectionConfig {
             delay: DelayModel::Fixed(Duration::ZERO),
             queue: QueueConfig { limit: Limit::Packets(10), ecn_threshold: None },
+            loss: Default::default(),
         };
         LinkConfig { name: String::new(), a, b, rate_bps: 1, ab: d.clone(), ba: d }
     }

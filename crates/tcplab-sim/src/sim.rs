@@ -253,8 +253,9 @@ impl Sim {
         for (i, l) in cfg.links.iter().enumerate() {
             for (reverse, from, to, d) in [(false, l.a, l.b, &l.ab), (true, l.b, l.a, &l.ba)] {
                 let rng = Pcg32::for_component(cfg.seed, Component::LinkDirection { link: i, reverse });
+                let loss_rng = Pcg32::for_component(cfg.seed, Component::LinkLoss { link: i, reverse });
                 let host_nic = cfg.nodes[from].kind == NodeKind::Host;
-                let mut dir = LinkDir::new(from, to, host_nic, l.rate_bps, d, rng);
+                let mut dir = LinkDir::new(from, to, host_nic, l.rate_bps, d, rng, loss_rng);
                 if let (true, Qdisc::Fq(fq)) = (host_nic, &cfg.nodes[from].qdisc) {
                     dir.fq = Some(Box::new(FqQdisc::new(fq)));
                 }
@@ -536,6 +537,37 @@ impl Sim {
         dir.busy_ns += (now - dir.tx_start).as_nanos();
         dir.tx_packets += 1;
         dir.tx_bytes += len as u64;
+        let from = dir.from;
+        self.tap(PacketEventKind::Depart, from, Some(d), id);
+        let dir = &mut self.dirs[d];
+        if dir.loss.lose() {
+            dir.loss_drops += 1;
+            self.tap(PacketEventKind::Drop, from, Some(d), id);
+            self.packets.free(id);
+        } else {
+            self.propagate(d, id);
+        }
+        let dir = &mut self.dirs[d];
+        if dir.fq.is_some() {
+            self.fq_kick(d);
+            return;
+        }
+        let next = dir.queue.dequeue();
+        let wake = dir.host_nic && !dir.blocked.is_empty();
+        if let Some((nid, nlen)) = next {
+            self.start_tx(d, nid, nlen);
+        }
+        if wake {
+            self.wake_blocked(d);
+        }
+    }
+
+    /// A packet of direction `d` that finished serialization enters the
+    /// direction's delay.
+    #[inline]
+    fn propagate(&mut self, d: usize, id: PacketId) {
+        let now = self.now;
+        let dir = &mut self.dirs[d];
         let arrive = dir.delay.arrival(now, &mut dir.rng);
         if dir.delay.is_fifo() {
             let was_empty = dir.pipe.is_empty();
@@ -545,22 +577,6 @@ impl Sim {
             }
         } else {
             self.events.push(arrive, Event::Arrive { dir: d as u32, pkt: id });
-        }
-        if dir.fq.is_some() {
-            let from = dir.from;
-            self.tap(PacketEventKind::Depart, from, Some(d), id);
-            self.fq_kick(d);
-            return;
-        }
-        let next = dir.queue.dequeue();
-        let wake = dir.host_nic && !dir.blocked.is_empty();
-        let from = dir.from;
-        self.tap(PacketEventKind::Depart, from, Some(d), id);
-        if let Some((nid, nlen)) = next {
-            self.start_tx(d, nid, nlen);
-        }
-        if wake {
-            self.wake_blocked(d);
         }
     }
 

@@ -123,6 +123,7 @@ impl Sim {
                     tx_packets: dir.tx_packets,
                     tx_bytes: dir.tx_bytes,
                     drops,
+                    loss_drops: dir.loss_drops,
                     ce_marks,
                     peak_queue_packets: peak,
                     throttled,

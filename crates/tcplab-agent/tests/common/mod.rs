@@ -224,6 +224,7 @@ pub fn scenario(t: &Topology, out_dir: &str) -> Job {
         flows: vec![bulk, rpc, rev],
         counter_namespaces: vec![a.into(), b.into()],
         link_probes: t.probes.clone(),
+        loss_probes: vec![],
         delay_schedules: vec![],
         out_dir: out_dir.into(),
     }
