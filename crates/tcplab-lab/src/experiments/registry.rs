@@ -105,8 +105,8 @@ const DCTCP_RPC: Experiment = Experiment {
     kernel: Some(KernelVariant {
         note: "Linux 6.12 (no v4.17 era): the stall comes back with both of mainline's receiver fixes switched \
                off (tcp_input.ack_on_cwr=0, tcp_dctcp.dctcp_ack_on_ce_change=0); the floor is \
-               tcp_input.cwnd_reduction_floor=2. 0.2 s per run instead of 10 s: the guest takes minutes of \
-               wall time per virtual second at 9 flows x 10 Gbit/s (docs/KERNEL.md).",
+               tcp_input.cwnd_reduction_floor=2. 0.2 s per run instead of 10 s: the guest takes about a \
+               minute of wall time per virtual second at 9 flows x 10 Gbit/s (docs/KERNEL.md).",
         set: &["tcp.preset=linux-current", "run.duration=0.2s"],
         arms: &[
             Arm { name: "cubic", settings: &["flow.*.cc=cubic"], reference: None },
