@@ -57,10 +57,10 @@ pub struct Job {
     /// handles name the netem).
     #[serde(default)]
     pub loss_probes: Vec<LinkProbe>,
-    /// Delays that change during the run (on-off cross traffic), each
-    /// driven by its own thread from `t0`.
+    /// Netem qdiscs whose parameters change during the run, each replayed
+    /// by its own thread from `t0`.
     #[serde(default)]
-    pub delay_schedules: Vec<DelaySchedule>,
+    pub netem_timelines: Vec<NetemTimeline>,
     /// Directory (a host path, through hostfs) for `result.json`. It must
     /// exist. It is opened before the agent mounts anything, so a host
     /// path under `/tmp` or `/run` works even though the guest mounts
@@ -154,27 +154,24 @@ pub enum App {
     Rpc { request: u64, response: u64, think_ns: u64, count: Option<u64>, stop_ns: Option<u64> },
 }
 
-/// A link direction's on-off delay: a two-state Markov chain over time
-/// slots of `slot_ns` (it turns on with probability `slot/mean_off` per
-/// slot while off, off with `slot/mean_on` while on), whose state picks
-/// the netem arguments. The chain starts from its stationary distribution
-/// at `t0` (`P(on) = mean_on / (mean_on + mean_off)`); at every change
-/// the agent runs `change_argv` followed by `on_args` or `off_args` (a
-/// `tc ... qdisc change ... netem` command line). The set-up must have
-/// created the netem with `off_args`; if the chain starts on, the agent
-/// switches it before `t0`. Sojourns are drawn whole (geometric numbers
-/// of slots) from a generator seeded with `seed`, so a run's schedule is
-/// fixed by its seed.
+/// A link direction's netem whose parameters change during the run (an
+/// on-off delay, blackouts). At each change the agent runs `change_argv`
+/// (a `tc ... qdisc change ... netem` command line) followed by the
+/// change's `args`; a change at `at_ns == 0` is made before `t0`, the
+/// others at their time (ns since `t0`, increasing). Running a program
+/// costs the guest CPU time only, which under `time-travel=inf-cpu` is no
+/// virtual time; netem keeps its queued packets across a change.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DelaySchedule {
+pub struct NetemTimeline {
     pub what: String,
     pub change_argv: Vec<String>,
-    pub off_args: Vec<String>,
-    pub on_args: Vec<String>,
-    pub slot_ns: u64,
-    pub mean_on_ns: u64,
-    pub mean_off_ns: u64,
-    pub seed: u64,
+    pub changes: Vec<NetemChange>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NetemChange {
+    pub at_ns: u64,
+    pub args: Vec<String>,
 }
 
 /// Qdiscs to read statistics from at the end of the run (and queue

@@ -96,13 +96,13 @@ fn execute(job: &Job, res: &mut GuestResult) -> Vec<String> {
             Err(e) => return vec![e],
         }
     }
-    for s in &job.delay_schedules {
-        let (prep, body, end) = (s.clone(), s.clone(), job.duration_ns);
+    for t in &job.netem_timelines {
+        let (prep, body) = (t.clone(), t.clone());
         let started = start(
-            format!("delay {}", s.what),
+            format!("netem {}", t.what),
             &ready_tx,
-            move || modulator::prepare(&prep, end),
-            move |sc, (on, changes)| modulator::run(sc, &body, on, &changes),
+            move || modulator::prepare(&prep),
+            move |sc, ()| modulator::run(sc, &body),
         );
         match started {
             Ok(s) => go.push(s),

@@ -37,7 +37,7 @@ fn empty_job(out: &Path) -> Job {
         counter_namespaces: vec![],
         link_probes: vec![],
         loss_probes: vec![],
-        delay_schedules: vec![],
+        netem_timelines: vec![],
         out_dir: out.to_string_lossy().into_owned(),
     }
 }

@@ -150,7 +150,7 @@ fn red_step_refused_cleanly(a: &str, b: &str, dir: &Path) {
         counter_namespaces: vec![],
         link_probes: vec![],
         loss_probes: vec![],
-        delay_schedules: vec![],
+        netem_timelines: vec![],
         out_dir: dir.to_string_lossy().into_owned(),
     };
     let (code, r) = run_agent(&job, dir);

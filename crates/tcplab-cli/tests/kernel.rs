@@ -150,6 +150,32 @@ fn test_kernel_random_loss_is_netems_and_counted_apart() {
 }
 
 #[test]
+fn test_kernel_blackout_backs_off_like_the_model() {
+    if !kernel_available() {
+        return;
+    }
+    let dir = Scratch::new("kernel-blackout");
+    let text = DUMBBELL
+        .replace(
+            "queue = \"50KB\"",
+            "queue = \"50KB\"\n[link.ab]\nblackout = [{ start = \"0.5s\", duration = \"3s\" }]",
+        )
+        .replace("duration = \"2s\"", "duration = \"6s\"");
+    let f = write(&dir, "blackout.toml", &text);
+    let mut timeouts = Vec::new();
+    for backend in ["model", "linux"] {
+        let v = json(&tcplab(&["run", &f, "--backend", backend, "--json"]));
+        let l = v["links"].as_array().unwrap().iter().find(|l| l["id"] == "bottleneck:sw->receiver").unwrap().clone();
+        assert!(l["loss_drops"].as_u64().unwrap() > 0, "{backend}: {l}");
+        timeouts.push(v["counters"]["TcpExtTCPTimeouts"].as_u64().unwrap());
+    }
+    // 3 s without delivery: RTOs back off; both kernels count the same
+    // handful (the model's and Linux's RTO arithmetic agree to the tick).
+    assert!(timeouts.iter().all(|t| (3..=6).contains(t)), "{timeouts:?}");
+    assert!(timeouts[0].abs_diff(timeouts[1]) <= 1, "model vs linux: {timeouts:?}");
+}
+
+#[test]
 fn test_kernel_refuses_what_it_cannot_express() {
     if !kernel_available() {
         return;

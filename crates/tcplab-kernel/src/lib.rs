@@ -24,6 +24,7 @@ pub mod host;
 pub mod image;
 pub mod knobs;
 pub mod switches;
+pub mod timeline;
 pub mod translate;
 
 pub use error::{KernelError, Result};

@@ -36,10 +36,11 @@
 //! adds and which also keeps order.) A link whose two directions have no
 //! delay at all is one veth pair without a middle namespace; its packets
 //! arrive at the start of their serialization rather than at its end
-//! (12 µs earlier for 1500 bytes at 1 Gbit/s). An on-off delay's chain runs
-//! in the guest agent ([`DelaySchedule`]), which changes the netem delay at
-//! each switch; it is the model's chain (same slot and mean sojourns) but
-//! not its draws. Random-walk delays, which change every slot, have no
+//! (12 µs earlier for 1500 bytes at 1 Gbit/s). An on-off delay and
+//! blackouts become a [`NetemTimeline`] ([`crate::timeline`]): the guest
+//! agent changes the netem's delay, or switches in 100 % loss, at each
+//! change; the on-off chain is the model's (same slot and mean sojourns)
+//! but not its draws. Random-walk delays, which change every slot, have no
 //! counterpart and are refused.
 //!
 //! **Offloads**: TSO, GSO and GRO off on every veth, so that segments are
@@ -54,8 +55,9 @@
 
 use crate::error::{KernelError, Result};
 use crate::knobs::{self, convert, KnobSetting, Target};
+use crate::timeline::{self, OnOff};
 use std::collections::BTreeMap;
-use tcplab_agent::job::{Action, App, DelaySchedule, FlowJob, Job, LinkProbe, SockOpts, Step, JOB_VERSION};
+use tcplab_agent::job::{Action, App, FlowJob, Job, LinkProbe, NetemTimeline, SockOpts, Step, JOB_VERSION};
 use tcplab_sim::config::{
     AppConfig, DelayModel, DirectionConfig, FqPacing, Limit, LossModel, NodeKind, Qdisc, QueueConfig, SimConfig,
 };
@@ -113,7 +115,7 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         steps: Vec::new(),
         probes: Vec::new(),
         loss_probes: Vec::new(),
-        schedules: Vec::new(),
+        timelines: Vec::new(),
         mtu: settings.mtu,
     };
 
@@ -187,7 +189,7 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         counter_namespaces: hosts,
         link_probes: t.probes,
         loss_probes: t.loss_probes,
-        delay_schedules: t.schedules,
+        netem_timelines: t.timelines,
         out_dir: out_dir.to_string(),
     };
     Ok(Plan { job, cmdline: settings.cmdline })
@@ -421,7 +423,7 @@ struct Translator<'a> {
     steps: Vec<Step>,
     probes: Vec<LinkProbe>,
     loss_probes: Vec<LinkProbe>,
-    schedules: Vec<DelaySchedule>,
+    timelines: Vec<NetemTimeline>,
     mtu: u32,
 }
 
@@ -449,7 +451,9 @@ impl Translator<'_> {
         let what = format!("link {}", link.name);
         let mtu = self.mtu.to_string();
         let plain = |d: &DirectionConfig| {
-            d.delay == DelayModel::Fixed(tcplab_core::time::Duration::ZERO) && d.loss == LossModel::None
+            d.delay == DelayModel::Fixed(tcplab_core::time::Duration::ZERO)
+                && d.loss == LossModel::None
+                && d.blackouts.is_empty()
         };
         let middle = !(plain(&link.ab) && plain(&link.ba));
         // The devices: (namespace, name) of node a's end, node b's end,
@@ -647,10 +651,31 @@ impl Translator<'_> {
                     .collect()
             };
             let loss = netem_loss(&conf.loss);
+            // The arguments in a state: the chain on or off (an on-off
+            // delay), and in a blackout or not.
+            let (base_delay, on_delay) = match &conf.delay {
+                DelayModel::OnOff { base, delay, .. } => (
+                    self.netem_delay(l, dir, &DelayModel::Fixed(*base))?,
+                    self.netem_delay(l, dir, &DelayModel::Fixed(*base + *delay))?,
+                ),
+                d => {
+                    let args = self.netem_delay(l, dir, d)?;
+                    (args.clone(), args)
+                }
+            };
+            let args = |on: bool, dark: bool| -> Vec<String> {
+                let mut v = if on { on_delay.clone() } else { base_delay.clone() };
+                if dark {
+                    v.extend(["loss".to_string(), "random".to_string(), "100%".to_string()]);
+                } else {
+                    v.extend(loss.iter().cloned());
+                }
+                v
+            };
+            let created = args(false, false);
             let mut argv = netem("add");
-            argv.extend(self.netem_delay(l, dir, &conf.delay)?);
-            argv.extend(loss.iter().cloned());
-            if conf.loss != LossModel::None {
+            argv.extend(created.iter().cloned());
+            if conf.loss != LossModel::None || !conf.blackouts.is_empty() {
                 self.loss_probes.push(LinkProbe {
                     id: id.clone(),
                     ns: w.clone(),
@@ -659,23 +684,19 @@ impl Translator<'_> {
                     root_handle: 1 << 16,
                 });
             }
-            if let DelayModel::OnOff { base, delay, mean_on, mean_off, slot } = &conf.delay {
-                let on = DelayModel::Fixed(*base + *delay);
-                let dir_index = tcplab_sim::dir_index(&cfg.links, l, from) as u64;
-                let with_loss = |mut v: Vec<String>| {
-                    v.extend(loss.iter().cloned());
-                    v
-                };
-                self.schedules.push(DelaySchedule {
-                    what: format!("{what}: on-off delay"),
-                    change_argv: netem("change"),
-                    off_args: with_loss(self.netem_delay(l, dir, &DelayModel::Fixed(*base))?),
-                    on_args: with_loss(self.netem_delay(l, dir, &on)?),
-                    slot_ns: slot.as_nanos(),
-                    mean_on_ns: mean_on.as_nanos(),
-                    mean_off_ns: mean_off.as_nanos(),
-                    seed: cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ dir_index,
-                });
+            let on_off = match conf.delay {
+                DelayModel::OnOff { mean_on, mean_off, slot, .. } => Some(OnOff {
+                    slot,
+                    mean_on,
+                    mean_off,
+                    seed: cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                        ^ tcplab_sim::dir_index(&cfg.links, l, from) as u64,
+                }),
+                _ => None,
+            };
+            let changes = timeline::changes(on_off, &conf.blackouts, cfg.duration.as_nanos(), &created, args);
+            if !changes.is_empty() {
+                self.timelines.push(NetemTimeline { what: what.clone(), change_argv: netem("change"), changes });
             }
             self.steps.push(Step { what, action: Action::Exec { argv } });
         }

@@ -13,7 +13,12 @@ use tcplab_sim::config::{
 };
 
 fn dir(delay: DelayModel, limit: Limit, ecn: Option<Limit>) -> DirectionConfig {
-    DirectionConfig { delay, queue: QueueConfig { limit, ecn_threshold: ecn }, loss: Default::default() }
+    DirectionConfig {
+        delay,
+        queue: QueueConfig { limit, ecn_threshold: ecn },
+        loss: Default::default(),
+        blackouts: Vec::new(),
+    }
 }
 
 fn ms(n: u64) -> Duration {
@@ -347,25 +352,57 @@ fn test_on_off_delay_starts_off_and_the_agent_switches_netem() {
         mean_off: Duration::from_secs(1),
         slot: ms(1),
     };
-    let cfg =
+    let mut cfg =
         dumbbell(dir(on_off, Limit::Packets(100), None), dir(DelayModel::Fixed(ms(40)), Limit::Packets(100), None));
+    cfg.duration = Duration::from_secs(10);
     let p = plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap();
     assert_eq!(
         grep(&describe(&p), &["dev to-b root"]),
         ["tc -n w-bottleneck qdisc add dev to-b root handle 1: stab overhead -14 netem limit 1000000 delay 40000.000us rate 20000000bit"]
     );
-    let [s] = p.job.delay_schedules.as_slice() else { panic!("one schedule: {:?}", p.job.delay_schedules) };
+    let [t] = p.job.netem_timelines.as_slice() else { panic!("one timeline: {:?}", p.job.netem_timelines) };
     assert_eq!(
-        s.change_argv.join(" "),
+        t.change_argv.join(" "),
         "tc -n w-bottleneck qdisc change dev to-b root handle 1: stab overhead -14 netem limit 1000000"
     );
-    assert_eq!(s.off_args.join(" "), "delay 40000.000us rate 20000000bit");
-    assert_eq!(s.on_args.join(" "), "delay 48000.000us rate 20000000bit");
-    assert_eq!((s.slot_ns, s.mean_on_ns, s.mean_off_ns), (1_000_000, 200_000_000, 1_000_000_000));
+    // Every change is the base or the base plus the on-off delay, at
+    // whole slots, alternating.
+    let off = "delay 40000.000us rate 20000000bit";
+    let on = "delay 48000.000us rate 20000000bit";
+    assert!(!t.changes.is_empty(), "10 s of a 200 ms / 1 s chain changes");
+    for (i, c) in t.changes.iter().enumerate() {
+        let a = c.args.join(" ");
+        assert!(a == on || a == off, "{a}");
+        assert_eq!(c.at_ns % 1_000_000, 0);
+        if i > 0 {
+            assert_ne!(c.args, t.changes[i - 1].args);
+            assert!(c.at_ns > t.changes[i - 1].at_ns);
+        }
+    }
     let mut other_seed = cfg.clone();
     other_seed.seed = 2;
     let q = plan_with(&other_seed, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap();
-    assert_ne!(q.job.delay_schedules[0].seed, s.seed, "the run's seed picks the schedule");
+    assert_ne!(q.job.netem_timelines[0].changes, t.changes, "the run's seed picks the schedule");
+}
+
+#[test]
+fn test_blackout_switches_in_full_loss_and_is_probed() {
+    use tcplab_sim::config::Blackout;
+    let mut ab = dir(DelayModel::Fixed(ms(10)), Limit::Packets(100), None);
+    ab.blackouts = vec![Blackout { start: Duration::from_secs(1), end: Duration::from_secs(4) }];
+    let mut cfg = dumbbell(ab, dir(DelayModel::Fixed(ms(10)), Limit::Packets(100), None));
+    cfg.duration = Duration::from_secs(10);
+    let p = plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap();
+    let [t] = p.job.netem_timelines.as_slice() else { panic!("{:?}", p.job.netem_timelines) };
+    let got: Vec<(u64, String)> = t.changes.iter().map(|c| (c.at_ns, c.args.join(" "))).collect();
+    assert_eq!(
+        got,
+        [
+            (1_000_000_000, "delay 10000.000us rate 20000000bit loss random 100%".to_string()),
+            (4_000_000_000, "delay 10000.000us rate 20000000bit".to_string()),
+        ]
+    );
+    assert_eq!(p.job.loss_probes.len(), 1, "its drops are loss_drops");
 }
 
 #[test]

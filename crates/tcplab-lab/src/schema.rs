@@ -20,8 +20,8 @@ use tcplab_core::config::PRESETS;
 use tcplab_core::time::Duration;
 use tcplab_core::TcpConfig;
 use tcplab_sim::config::{
-    AppConfig, DelayModel, DirectionConfig, FlowConfig, FqConfig, FqPacing, Limit, LinkConfig, LossModel, NodeConfig,
-    NodeKind, Qdisc, QueueConfig, Repeat, RpcConfig, SimConfig,
+    AppConfig, Blackout, DelayModel, DirectionConfig, FlowConfig, FqConfig, FqPacing, Limit, LinkConfig, LossModel,
+    NodeConfig, NodeKind, Qdisc, QueueConfig, Repeat, RpcConfig, SimConfig,
 };
 use tcplab_sim::{FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MAX_FLOWS};
 
@@ -452,7 +452,7 @@ fn find_host(f: F<'_>, nodes: &[NodeConfig]) -> Result<usize> {
 /// One `[[link]]` (without the uniqueness of its name).
 fn link_config(f: F<'_>, nodes: &[NodeConfig]) -> Result<LinkConfig> {
     let t = f.table("a table")?;
-    t.only(&["name", "a", "b", "rate", "delay", "queue", "loss", "ab", "ba"])?;
+    t.only(&["name", "a", "b", "rate", "delay", "queue", "loss", "blackout", "ab", "ba"])?;
     let name = t.req("name", check_name)?;
     let a = t.req("a", |f| find_node(f, nodes))?;
     let b = t.req("b", |f| {
@@ -466,20 +466,31 @@ fn link_config(f: F<'_>, nodes: &[NodeConfig]) -> Result<LinkConfig> {
     let delay = t.get("delay", delay_model)?.unwrap_or(DelayModel::Fixed(Duration::ZERO));
     let queue = t.get("queue", queue_spec)?.unwrap_or_default();
     let loss = t.get("loss", loss_model)?.unwrap_or_default();
+    let blackouts = t.get("blackout", blackouts)?.unwrap_or_default();
     // `ab`/`ba` override the link-wide delay and loss, and its queue field
     // by field.
     let dir = |key: &str| -> Result<DirectionConfig> {
         let over = t.get(key, |f| {
-            let d = f.table("a table with delay, queue and/or loss")?;
-            d.only(&["delay", "queue", "loss"])?;
-            Ok((d.get("delay", delay_model)?, d.get("queue", queue_spec)?, d.get("loss", loss_model)?))
+            let d = f.table("a table with delay, queue, loss and/or blackout")?;
+            d.only(&["delay", "queue", "loss", "blackout"])?;
+            Ok((
+                d.get("delay", delay_model)?,
+                d.get("queue", queue_spec)?,
+                d.get("loss", loss_model)?,
+                d.get("blackout", self::blackouts)?,
+            ))
         })?;
-        let (d, q, l) = over.unwrap_or((None, None, None));
+        let (d, q, l, b) = over.unwrap_or((None, None, None, None));
         let q = match q {
             Some(q) => queue.merge(&q),
             None => queue.clone(),
         };
-        Ok(DirectionConfig { delay: d.unwrap_or_else(|| delay.clone()), queue: q.build(), loss: l.unwrap_or(loss) })
+        Ok(DirectionConfig {
+            delay: d.unwrap_or_else(|| delay.clone()),
+            queue: q.build(),
+            loss: l.unwrap_or(loss),
+            blackouts: b.unwrap_or_else(|| blackouts.clone()),
+        })
     };
     Ok(LinkConfig { name, a, b, rate_bps, ab: dir("ab")?, ba: dir("ba")? })
 }
@@ -653,6 +664,29 @@ fn connected(nodes: &[NodeConfig], links: &[LinkConfig], from: usize, to: usize)
 /// `delay = "10ms"` or `{ model = "uniform", min = "20ms", max = "30ms" }`
 /// or `{ model = "ordered-jitter", base = "10ms", jitter = "2ms" }`
 /// or `{ model = "fixed", delay = "10ms" }`.
+/// `blackout = [{ start = "2s", duration = "3s" }, ...]`: windows in
+/// time order in which the direction loses everything it sends.
+fn blackouts(f: F<'_>) -> Result<Vec<Blackout>> {
+    let mut out: Vec<Blackout> = Vec::new();
+    for (i, item) in f.array("an array of { start, duration } tables")?.iter().enumerate() {
+        let path = format!("{}[{i}]", f.path);
+        let t = F { src: f.src, node: item, path: &path }.table("a table { start = \"2s\", duration = \"3s\" }")?;
+        t.only(&["start", "duration"])?;
+        let start = t.req("start", |f| f.time())?;
+        let duration = t.req("duration", |f| f.positive_time())?;
+        if let Some(prev) = out.last() {
+            if start < prev.end {
+                return Err(t.err_at(
+                    "start",
+                    format!("blackout {i} starts before the one before it ends; give them in time order"),
+                ));
+            }
+        }
+        out.push(Blackout { start, end: start + duration });
+    }
+    Ok(out)
+}
+
 /// `loss = "1%"`, `{ model = "random", p = "1%" }` or `{ model =
 /// "gemodel", p, r, bad_loss, good_loss }` (netem's `loss gemodel p r 1-h
 /// 1-k`, with its defaults r = 100 %, 1-h = 100 %, 1-k = 0 %).

@@ -363,3 +363,27 @@ fn test_random_loss_drops_about_p_of_the_packets_apart_from_queue_drops() {
     assert_ne!(c.result.links[2].loss_drops, 0);
     assert_ne!(c.result, a.result);
 }
+
+#[test]
+fn test_blackout_loses_everything_in_its_window_and_the_rto_backs_off() {
+    // 3 s with no data getting through: RTOs at about 0.2, 0.6, 1.4 s after
+    // the outage starts (the timer doubles), the connection survives.
+    let text =
+        with("delay = \"1ms\"", "delay = \"1ms\"\n[link.ab]\nblackout = [{ start = \"0.5s\", duration = \"3s\" }]")
+            .replace("duration = \"2s\"", "duration = \"6s\"");
+    let sc = ok(&text);
+    let r = runner::run(&sc, None).unwrap().result;
+    let l = r.links.iter().find(|l| l.id == "bn:sw->h2").unwrap();
+    assert!(l.loss_drops > 0 && l.drops == 0, "{l:?}");
+    let timeouts = r.counters.get(tcplab_core::Mib::TcpExtTCPTimeouts);
+    assert!((3..=6).contains(&timeouts), "{timeouts} RTOs in a 3 s outage");
+    assert!(r.flows[0].sender_info.backoff == 0, "recovered after the outage: {:?}", r.flows[0].sender_info);
+    assert!(r.flows[0].bytes_delivered > 10_000_000, "goodput resumed: {}", r.flows[0].bytes_delivered);
+    let e = err(&with(
+        "delay = \"1ms\"",
+        "delay = \"1ms\"\nblackout = [{ start = \"2s\", duration = \"1s\" }, { start = \"2.5s\", duration = \"1s\" }]",
+    ));
+    assert!(e.contains("link[1].blackout[1].start") && e.contains("time order"), "{e}");
+    let e = err(&with("delay = \"1ms\"", "delay = \"1ms\"\nblackout = [{ start = \"2s\" }]"));
+    assert!(e.contains("link[1].blackout[0]") && e.contains("duration"), "{e}");
+}

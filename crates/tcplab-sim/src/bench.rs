@@ -37,6 +37,7 @@ pub fn bench_config() -> SimConfig {
         delay: DelayModel::Fixed(delay),
         queue: queue.clone(),
         loss: crate::config::LossModel::None,
+        blackouts: Vec::new(),
     };
     SimConfig {
         duration: Duration::from_secs(20),

@@ -151,6 +151,17 @@ pub struct DirectionConfig {
     pub queue: QueueConfig,
     /// Random loss on the wire, after serialization (see `loss.rs`).
     pub loss: LossModel,
+    /// Outages: every packet that finishes serialization in `[start,
+    /// end)` of one of these windows is lost (counted with the loss
+    /// model's drops). Sorted, not overlapping (validated).
+    pub blackouts: Vec<Blackout>,
+}
+
+/// A window of time in which a link direction loses everything it sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blackout {
+    pub start: Duration,
+    pub end: Duration,
 }
 
 /// A probability as netem holds it: `p / (2³² − 1)`, so that 0 is never

@@ -110,7 +110,7 @@ impl LinkDir {
             tx_start: Instant::ZERO,
             delay: DelaySampler::new(&cfg.delay),
             rng,
-            loss: LossSampler::new(cfg.loss, loss_rng),
+            loss: LossSampler::new(cfg.loss, &cfg.blackouts, loss_rng),
             pipe: VecDeque::with_capacity(64),
             blocked: Vec::new(),
             busy_ns: 0,

@@ -1,11 +1,12 @@
 //! Random loss on a link direction: netem's loss models
 //! (net/sched/sch_netem.c, `loss_event`), drawn with the kernel's
 //! comparisons so that the same probabilities mean the same thing on both
-//! backends. A lost packet has been serialized (it used the link) and
-//! never arrives.
+//! backends, and blackouts (outages of fixed windows). A lost packet has
+//! been serialized (it used the link) and never arrives.
 
-use crate::config::LossModel;
+use crate::config::{Blackout, LossModel};
 use crate::rng::Pcg32;
+use tcplab_core::time::Instant;
 
 /// A direction's loss model with its state.
 #[derive(Clone, Debug)]
@@ -14,16 +15,32 @@ pub(crate) struct LossSampler {
     /// Gilbert-Elliott: in the bad state.
     bad: bool,
     rng: Pcg32,
+    /// Outage windows not yet over, earliest first.
+    blackouts: Vec<Blackout>,
 }
 
 impl LossSampler {
-    pub fn new(model: LossModel, rng: Pcg32) -> Self {
-        LossSampler { model, bad: false, rng }
+    pub fn new(model: LossModel, blackouts: &[Blackout], rng: Pcg32) -> Self {
+        let mut b = blackouts.to_vec();
+        // Popped from the end: latest first.
+        b.reverse();
+        LossSampler { model, bad: false, rng, blackouts: b }
     }
 
-    /// Whether the next packet is lost.
+    /// Whether the packet finishing serialization at `now` is lost. A
+    /// packet in a blackout draws nothing from the loss model, as netem
+    /// with 100 % loss switched in would not.
     #[inline]
-    pub fn lose(&mut self) -> bool {
+    pub fn lose(&mut self, now: Instant) -> bool {
+        while let Some(b) = self.blackouts.last() {
+            if now.as_nanos() < b.start.as_nanos() {
+                break;
+            }
+            if now.as_nanos() < b.end.as_nanos() {
+                return true;
+            }
+            self.blackouts.pop();
+        }
         match self.model {
             LossModel::None => false,
             // `q->loss && q->loss >= get_crandom(...)` (no correlation).
@@ -65,13 +82,13 @@ mod tests {
 
     #[test]
     fn test_random_loss_rate_and_edges() {
-        let mut s = LossSampler::new(LossModel::Random { p: probability(1.0) }, rng());
-        let lost = (0..1_000_000).filter(|_| s.lose()).count();
+        let mut s = LossSampler::new(LossModel::Random { p: probability(1.0) }, &[], rng());
+        let lost = (0..1_000_000).filter(|_| s.lose(Instant::ZERO)).count();
         assert!((9_500..10_500).contains(&lost), "{lost} of 1e6 at 1 %");
-        let mut never = LossSampler::new(LossModel::Random { p: 0 }, rng());
-        assert!(!(0..10_000).any(|_| never.lose()));
-        let mut always = LossSampler::new(LossModel::Random { p: u32::MAX }, rng());
-        assert!((0..10_000).all(|_| always.lose()));
+        let mut never = LossSampler::new(LossModel::Random { p: 0 }, &[], rng());
+        assert!(!(0..10_000).any(|_| never.lose(Instant::ZERO)));
+        let mut always = LossSampler::new(LossModel::Random { p: u32::MAX }, &[], rng());
+        assert!((0..10_000).all(|_| always.lose(Instant::ZERO)));
     }
 
     #[test]
@@ -85,13 +102,26 @@ mod tests {
             bad_loss: probability(100.0),
             good_loss: 0,
         };
-        let mut s = LossSampler::new(m, rng());
-        let seq: Vec<bool> = (0..2_000_000).map(|_| s.lose()).collect();
+        let mut s = LossSampler::new(m, &[], rng());
+        let seq: Vec<bool> = (0..2_000_000).map(|_| s.lose(Instant::ZERO)).collect();
         let lost = seq.iter().filter(|&&l| l).count() as f64 / seq.len() as f64;
         assert!((lost - 1.0 / 11.0).abs() < 0.005, "loss rate {lost}");
         let bursts = seq.windows(2).filter(|w| !w[0] && w[1]).count() as f64;
         let mean_burst = seq.iter().filter(|&&l| l).count() as f64 / bursts;
         assert!((mean_burst - 10.0).abs() < 0.5, "mean burst {mean_burst}");
+    }
+
+    #[test]
+    fn test_blackout_loses_every_packet_inside_its_window_only() {
+        use tcplab_core::time::Duration;
+        let w = [
+            Blackout { start: Duration::from_millis(10), end: Duration::from_millis(20) },
+            Blackout { start: Duration::from_millis(30), end: Duration::from_millis(31) },
+        ];
+        let mut s = LossSampler::new(LossModel::None, &w, rng());
+        let at = |ms: u64| Instant::from_micros(ms * 1000);
+        let lost: Vec<bool> = [0, 9, 10, 15, 19, 20, 25, 30, 31, 40].iter().map(|&t| s.lose(at(t))).collect();
+        assert_eq!(lost, [false, false, true, true, true, false, false, true, false, false]);
     }
 
     #[test]

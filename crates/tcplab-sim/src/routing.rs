@@ -129,6 +129,7 @@ mod tests {
             delay: DelayModel::Fixed(Duration::ZERO),
             queue: QueueConfig { limit: Limit::Packets(10), ecn_threshold: None },
             loss: Default::default(),
+            blackouts: Vec::new(),
         };
         LinkConfig { name: String::new(), a, b, rate_bps: 1, ab: d.clone(), ba: d }
     }

@@ -540,7 +540,7 @@ impl Sim {
         let from = dir.from;
         self.tap(PacketEventKind::Depart, from, Some(d), id);
         let dir = &mut self.dirs[d];
-        if dir.loss.lose() {
+        if dir.loss.lose(now) {
             dir.loss_drops += 1;
             self.tap(PacketEventKind::Drop, from, Some(d), id);
             self.packets.free(id);

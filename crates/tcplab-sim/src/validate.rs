@@ -225,6 +225,16 @@ fn check_direction(at: &str, d: &DirectionConfig) -> Result<(), String> {
     if matches!(d.queue.limit, Limit::Packets(0) | Limit::Bytes(0)) {
         return Err(format!("{at}.queue.limit must be positive"));
     }
+    let mut prev_end = Duration::ZERO;
+    for (i, b) in d.blackouts.iter().enumerate() {
+        if b.end <= b.start {
+            return Err(format!("{at}.blackout[{i}]: must last longer than zero"));
+        }
+        if i > 0 && b.start < prev_end {
+            return Err(format!("{at}.blackout[{i}]: starts before blackout[{}] ends; give them in time order", i - 1));
+        }
+        prev_end = b.end;
+    }
     Ok(())
 }
 

@@ -218,7 +218,12 @@ fn arb_limit() -> impl Strategy<Value = Limit> {
 
 fn arb_dir() -> impl Strategy<Value = DirectionConfig> {
     (arb_delay(), arb_limit(), proptest::option::of(arb_limit())).prop_map(|(delay, limit, ecn_threshold)| {
-        DirectionConfig { delay, queue: QueueConfig { limit, ecn_threshold }, loss: Default::default() }
+        DirectionConfig {
+            delay,
+            queue: QueueConfig { limit, ecn_threshold },
+            loss: Default::default(),
+            blackouts: Vec::new(),
+        }
     })
 }
 

@@ -225,7 +225,7 @@ pub fn scenario(t: &Topology, out_dir: &str) -> Job {
         counter_namespaces: vec![a.into(), b.into()],
         link_probes: t.probes.clone(),
         loss_probes: vec![],
-        delay_schedules: vec![],
+        netem_timelines: vec![],
         out_dir: out_dir.into(),
     }
 }
