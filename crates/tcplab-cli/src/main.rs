@@ -58,6 +58,8 @@ enum Cmd {
     Merge(MergeArgs),
     /// Run a scenario on the model and on the real kernel, N seeds each, and compare them metric by metric.
     Diff(DiffArgs),
+    /// Run a suite of scenarios on both backends and write the faithfulness page (docs/FAITHFULNESS.md).
+    Faithfulness(FaithfulnessArgs),
     /// The kernel backend's images: build one, list them, or show how a scenario is set up in the guest.
     #[command(subcommand)]
     Kernel(KernelCmd),
@@ -177,6 +179,35 @@ struct DiffArgs {
     /// and each metric's distribution. DIR is created.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
+    /// Kernel image (as for --kernel).
+    #[arg(long, value_name = "IMAGE")]
+    kernel: Option<String>,
+    /// Wall-clock limit of one kernel run, seconds (as for --max-wall).
+    #[arg(long, value_name = "SECS")]
+    max_wall: Option<f64>,
+}
+
+#[derive(Args, Debug)]
+struct FaithfulnessArgs {
+    /// The suite: a TOML file of [[scenario]] tables (name, file, set, note).
+    #[arg(value_name = "SUITE.toml", default_value = "scenarios/diff/suite.toml")]
+    suite: PathBuf,
+    /// Runs per backend and scenario, on seeds 1 to N.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    runs: u32,
+    /// Worker threads: model runs, and kernel guests (one per core); default: every core.
+    #[arg(long, value_name = "J")]
+    jobs: Option<usize>,
+    /// Write the Markdown page to FILE (default: stdout).
+    #[arg(long, value_name = "FILE.md")]
+    out: Option<PathBuf>,
+    /// Write each scenario's cwnd plots (both backends, seed 1) to DIR/<scenario>/, linked
+    /// from the page relative to its directory.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Only the scenarios whose name contains this text (repeatable).
+    #[arg(long, value_name = "TEXT")]
+    only: Vec<String>,
     /// Kernel image (as for --kernel).
     #[arg(long, value_name = "IMAGE")]
     kernel: Option<String>,
@@ -464,6 +495,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Cmd::Sweep(a) => cmd_sweep(a),
         Cmd::Merge(a) => cmd_merge(a),
         Cmd::Diff(a) => cmd_diff(a),
+        Cmd::Faithfulness(a) => cmd_faithfulness(a),
         Cmd::Kernel(k) => cmd_kernel(k),
         Cmd::Bench { json } => {
             if interactive(json) {
@@ -922,6 +954,54 @@ fn cmd_kernel(k: KernelCmd) -> Result<ExitCode, Error> {
             let mut s = tcplab_kernel::translate::describe(&plan).join("\n");
             s.push('\n');
             emit(&s)
+        }
+    }
+}
+
+fn cmd_faithfulness(a: FaithfulnessArgs) -> Result<ExitCode, Error> {
+    use tcplab_lab::faithfulness;
+    let backend = BackendArgs { backend: "linux".into(), kernel: a.kernel.clone(), max_wall: a.max_wall };
+    let linux = backend.backends()?.pop().unwrap_or_default();
+    let mut entries = faithfulness::load_manifest(&a.suite)?;
+    if !a.only.is_empty() {
+        entries.retain(|e| a.only.iter().any(|o| e.name.contains(o.as_str())));
+        if entries.is_empty() {
+            return Err(Error::at("--only", "no scenario of the suite matches"));
+        }
+    }
+    let mut out = Outputs::new();
+    if let Some(p) = &a.out {
+        out.reserve_file("--out", p)?;
+    }
+    let plot_dir = a.plot.as_deref().map(|d| out.dir("--plot", d)).transpose()?;
+    let bar = |name: &str| progress(false, &format!("faithfulness: {name}"));
+    let result = faithfulness::run(&entries, Path::new("."), a.runs, jobs(a.jobs), &linux, plot_dir.is_some(), &bar)?;
+    // Plots are linked relative to the page.
+    let link = match (&plot_dir, &a.out) {
+        (Some(d), Some(page)) => {
+            let base = page.parent().unwrap_or(Path::new(""));
+            Some(d.strip_prefix(base).unwrap_or(d).display().to_string())
+        }
+        (Some(d), None) => Some(d.display().to_string()),
+        _ => None,
+    };
+    if let Some(dir) = &plot_dir {
+        for (sub, charts) in result.charts() {
+            let d = out.dir("--plot", &dir.join(sub))?;
+            plot::write_all(&mut out, &d, &charts)?;
+        }
+    }
+    let page = result.markdown(&command_line(), link.as_deref());
+    match &a.out {
+        Some(p) => {
+            out.write(p, page.as_bytes())?;
+            out.commit();
+            eprintln!("tcplab: wrote {}", p.display());
+            Ok(ExitCode::from(EXIT_OK))
+        }
+        None => {
+            out.commit();
+            emit(&page)
         }
     }
 }

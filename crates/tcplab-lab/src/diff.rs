@@ -28,6 +28,7 @@ pub fn default_metrics(sc: &crate::Scenario) -> Vec<String> {
     for c in [
         "TcpRetransSegs",
         "TcpExtTCPTimeouts",
+        "TcpExtTCPLossProbes",
         "TcpExtTCPFastRetrans",
         "TcpExtTCPSACKReorder",
         "TcpExtTCPFullUndo",
@@ -36,6 +37,9 @@ pub fn default_metrics(sc: &crate::Scenario) -> Vec<String> {
         "TcpExtTCPLossUndo",
     ] {
         m.push(c.to_string());
+    }
+    if sc.sim.flows.iter().any(|f| f.tcp.congestion_control.name() == "cubic") {
+        m.push("hystart_exit_cwnd".into());
     }
     if sc.sim.flows.iter().any(crate::metrics::is_rpc_flow) {
         m.extend(["rpc.p50".to_string(), "rpc.p99".to_string()]);

@@ -24,6 +24,7 @@ pub mod diff;
 pub mod error;
 pub mod exec;
 pub mod experiments;
+pub mod faithfulness;
 pub mod html;
 pub mod knobs;
 pub mod listing;

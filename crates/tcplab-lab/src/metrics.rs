@@ -54,6 +54,10 @@ pub enum Quantity {
     ReorderingMean,
     /// Share of the time spent in a ca_state (from the trace), 0..1.
     CaShare(CaState),
+    /// cwnd at which HyStart ended slow start, averaged over its exits:
+    /// `(TCPHystartTrainCwnd + TCPHystartDelayCwnd) / (TCPHystartTrainDetect
+    /// + TCPHystartDelayDetect)` of the run (0 without an exit).
+    HystartExitCwnd,
 }
 
 /// A parsed, validated metric.
@@ -100,7 +104,7 @@ impl Unit {
 
 /// The syntax, for error messages.
 pub const METRIC_FORMS: &str = "goodput, goodput.FLOW, goodput_last[.FLOW], jain, reordering[.FLOW], \
-     reordering_mean[.FLOW], ca_share.STATE[.FLOW], rpc.p50, rpc.p99, rpc.p99.9, \
+     reordering_mean[.FLOW], ca_share.STATE[.FLOW], hystart_exit_cwnd, rpc.p50, rpc.p99, rpc.p99.9, \
      rpc.FLOW.p99, or a counter (nstat name, `tcplab counters`) optionally .FLOW";
 
 /// The flow has a request/response workload (anything but bulk).
@@ -271,6 +275,7 @@ impl Metric {
                 (Quantity::RpcLatency(pct), flow)
             }
             "reordering" => (Quantity::Reordering, flow.map(check_flow).transpose()?),
+            "hystart_exit_cwnd" if flow.is_none() => (Quantity::HystartExitCwnd, None),
             "reordering_mean" => {
                 need_trace()?;
                 (Quantity::ReorderingMean, flow.map(check_flow).transpose()?)
@@ -291,8 +296,16 @@ impl Metric {
             _ => match Mib::from_name(head) {
                 Some(m) => (Quantity::Counter(m), flow.map(check_flow).transpose()?),
                 None => {
-                    let mut known: Vec<&str> =
-                        vec!["goodput", "goodput_last", "jain", "rpc", "reordering", "reordering_mean", "ca_share"];
+                    let mut known: Vec<&str> = vec![
+                        "goodput",
+                        "goodput_last",
+                        "jain",
+                        "rpc",
+                        "reordering",
+                        "reordering_mean",
+                        "ca_share",
+                        "hystart_exit_cwnd",
+                    ];
                     known.extend(Mib::ALL.iter().map(|m| m.name()));
                     let hint = match did_you_mean(head, known.iter().copied()) {
                         Some(k) => format!(" (did you mean {k:?}?)"),
@@ -311,6 +324,7 @@ impl Metric {
             Quantity::Jain => INDEX,
             Quantity::RpcLatency(_) => MICROSECONDS,
             Quantity::Counter(_) | Quantity::Reordering => COUNT,
+            Quantity::HystartExitCwnd => Unit { decimals: 1, ..COUNT },
             Quantity::ReorderingMean => Unit { decimals: 1, ..COUNT },
             Quantity::CaShare(_) => INDEX,
         }
@@ -331,6 +345,7 @@ impl Metric {
             Quantity::Reordering => format!("final tp->reordering of {whom} (largest)"),
             Quantity::ReorderingMean => format!("time-averaged tp->reordering of {whom}"),
             Quantity::CaShare(st) => format!("share of time in {} of {whom}", st.name()),
+            Quantity::HystartExitCwnd => "cwnd at HyStart's slow-start exits (mean over exits)".to_string(),
         }
     }
 
@@ -359,6 +374,12 @@ impl Metric {
                 None => rep.counters.get(m.name()).copied().unwrap_or(0),
                 Some(_) => flows.iter().map(|&i| rep.flows[i].counters.get(m.name()).copied().unwrap_or(0)).sum(),
             } as f64),
+            Quantity::HystartExitCwnd => {
+                let c = |n: &str| rep.counters.get(n).copied().unwrap_or(0) as f64;
+                let exits = c("TcpExtTCPHystartTrainDetect") + c("TcpExtTCPHystartDelayDetect");
+                let cwnd = c("TcpExtTCPHystartTrainCwnd") + c("TcpExtTCPHystartDelayCwnd");
+                Ok(if exits > 0.0 { cwnd / exits } else { 0.0 })
+            }
             Quantity::Reordering => Ok(flows
                 .iter()
                 .filter_map(|&i| result.flows.get(i))
