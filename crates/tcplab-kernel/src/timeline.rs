@@ -13,17 +13,17 @@
 use tcplab_agent::job::NetemChange;
 use tcplab_core::time::Duration;
 use tcplab_sim::config::Blackout;
+use tcplab_sim::rng::splitmix64;
 
-/// splitmix64: small, seedable, enough for drawing sojourns.
+/// SplitMix64 as a generator (the simulator's seed mixer): small,
+/// seedable, enough for drawing sojourns.
 struct Rng(u64);
 
 impl Rng {
     fn next_u64(&mut self) -> u64 {
+        let r = splitmix64(self.0);
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        r
     }
 
     /// Uniform in (0, 1].
