@@ -72,10 +72,11 @@ pub fn load_manifest(path: &Path) -> Result<Vec<Entry>> {
     Ok(out)
 }
 
-/// What the suite produced.
+/// What the suite produced: per entry its diff, or why it could not run
+/// (one entry's failure does not cost the others their results).
 pub struct SuiteResult {
     pub runs: u32,
-    pub entries: Vec<(Entry, Diff)>,
+    pub entries: Vec<(Entry, Result<Diff>)>,
 }
 
 /// Runs every entry on both backends.
@@ -91,17 +92,23 @@ pub fn run(
     let mut out = Vec::new();
     for e in entries {
         let file = root.join(&e.file);
-        let spec = DiffSpec {
-            scenario: ScenarioText::read(&file.display().to_string())?,
-            base: e.set.iter().map(|s| parse_one(&format!("scenario {}", e.name), s)).collect::<Result<_>>()?,
-            runs,
-            metrics: Vec::new(),
-            jobs,
-            linux: linux.clone(),
-            keep_first,
-        };
-        let bar = progress(&e.name);
-        out.push((e.clone(), spec.run(bar.as_ref())?));
+        let diff = (|| {
+            let spec = DiffSpec {
+                scenario: ScenarioText::read(&file.display().to_string())?,
+                base: e.set.iter().map(|s| parse_one(&format!("scenario {}", e.name), s)).collect::<Result<_>>()?,
+                runs,
+                metrics: Vec::new(),
+                jobs,
+                linux: linux.clone(),
+                keep_first,
+            };
+            let bar = progress(&e.name);
+            spec.run(bar.as_ref())
+        })();
+        if let Err(err) = &diff {
+            eprintln!("tcplab: faithfulness: {}: {err}", e.name);
+        }
+        out.push((e.clone(), diff));
     }
     Ok(SuiteResult { runs, entries: out })
 }
@@ -162,6 +169,11 @@ impl SuiteResult {
         );
         let _ = writeln!(s, "| scenario | metrics within target | differing |\n|---|---|---|");
         for (e, d) in &self.entries {
+            let link = format!("[{}](#{})", e.name, anchor(&e.name));
+            let Ok(d) = d else {
+                let _ = writeln!(s, "| {link} | did not run | - |");
+                continue;
+            };
             let rows = d.rows();
             let verdicts: Vec<(String, Verdict)> =
                 d.comparison.metrics.iter().zip(&rows).map(|(m, r)| (m.name.clone(), verdict(m, r))).collect();
@@ -169,9 +181,7 @@ impl SuiteResult {
             let differ: Vec<&str> = verdicts.iter().filter(|v| v.1 == Verdict::Differs).map(|v| v.0.as_str()).collect();
             let _ = writeln!(
                 s,
-                "| [{}](#{}) | {ok} of {} | {} |",
-                e.name,
-                anchor(&e.name),
+                "| {link} | {ok} of {} | {} |",
                 verdicts.len(),
                 if differ.is_empty() { "-".to_string() } else { differ.join(", ") }
             );
@@ -182,6 +192,13 @@ impl SuiteResult {
             let _ = writeln!(s, "{}\n", e.note.trim());
             let sets: String = e.set.iter().map(|x| format!(" --set '{x}'")).collect();
             let _ = writeln!(s, "`tcplab diff {} --runs {}{sets}`\n", e.file, self.runs);
+            let d = match d {
+                Ok(d) => d,
+                Err(err) => {
+                    let _ = writeln!(s, "Did not run: {err}\n");
+                    continue;
+                }
+            };
             let _ =
                 writeln!(s, "| metric | model | linux | linux/model | target | verdict |\n|---|---|---|---|---|---|");
             for (m, r) in d.comparison.metrics.iter().zip(d.rows()) {
@@ -221,9 +238,9 @@ impl SuiteResult {
     pub fn charts(&self) -> Vec<(PathBuf, Vec<(String, crate::plot::Chart)>)> {
         self.entries
             .iter()
-            .map(|(e, d)| {
-                let charts = d.charts().into_iter().filter(|(stem, _)| stem.starts_with("cwnd-")).collect();
-                (PathBuf::from(crate::plot::file_stem(&e.name)), charts)
+            .filter_map(|(e, d)| {
+                let charts = d.as_ref().ok()?.charts().into_iter().filter(|(stem, _)| stem.starts_with("cwnd-"));
+                Some((PathBuf::from(crate::plot::file_stem(&e.name)), charts.collect()))
             })
             .collect()
     }
