@@ -986,9 +986,12 @@ fn cmd_faithfulness(a: FaithfulnessArgs) -> Result<ExitCode, Error> {
         _ => None,
     };
     if let Some(dir) = &plot_dir {
+        // PNG only: the page links them, and it lives in the repository.
         for (sub, charts) in result.charts() {
             let d = out.dir("--plot", &dir.join(sub))?;
-            plot::write_all(&mut out, &d, &charts)?;
+            for (stem, c) in &charts {
+                c.write_png(&mut out, &d, stem)?;
+            }
         }
     }
     let page = result.markdown(&command_line(), link.as_deref());

@@ -123,6 +123,12 @@ impl Chart {
         register_fonts();
         let svg = self.to_svg()?;
         out.write(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
+        self.write_png(out, dir, stem)
+    }
+
+    /// `DIR/STEM.png` only (for pages kept in the repository).
+    pub fn write_png(&self, out: &mut Outputs, dir: &Path, stem: &str) -> Result<()> {
+        register_fonts();
         let png = dir.join(format!("{stem}.png"));
         out.track(&png);
         let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
