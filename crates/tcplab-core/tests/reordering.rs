@@ -171,6 +171,24 @@ fn test_reordered_delivery_raises_reordering_by_its_distance() {
 }
 
 #[test]
+fn test_sack_blocks_walked_in_sequence_order_are_not_reordering() {
+    // Segments 1 and 4 lost; one ACK brings two new SACK blocks, the most
+    // recent first as receivers send them: [5, 6) then [2, 4). Linux sorts
+    // the blocks before the walk (tcp_sacktag_write_queue), so segments 2
+    // and 3 are tagged before 5 and none is below the highest SACK when
+    // tagged: no reordering. Walking [5, 6) first would see 2 and 3 "below
+    // the highest SACK" and count reordering on a path that has none.
+    for preset in ["linux-current", "v4.17", "v3.12"] {
+        let mut s = Sender::new(TcpConfig::preset(preset).unwrap(), None, 200_000);
+        s.ack(1, &[(5, 6), (2, 4)], None);
+        assert_eq!(s.c.counters().get(Mib::TcpExtTCPSACKReorder), 0, "{preset}");
+        assert_eq!(s.c.info().reord_seen, 0, "{preset}");
+        assert_eq!(s.c.info().reordering, 3, "{preset}");
+        assert_eq!(s.c.info().sacked, 3, "{preset}: segments 2, 3 and 5 are SACKed");
+    }
+}
+
+#[test]
 fn test_reordering_never_exceeds_tcp_max_reordering() {
     let cfg = TcpConfig { tcp_max_reordering: 5, ..TcpConfig::default() };
     let mut s = Sender::new(cfg, None, 200_000);

@@ -9,7 +9,7 @@ use crate::config::{AckEra, AckedCount};
 use crate::counters::Mib;
 use crate::flag::*;
 use crate::time::Instant;
-use tcplab_wire::{SegmentRepr, SeqNum};
+use tcplab_wire::{SegmentRepr, SeqNum, MAX_SACK_BLOCKS};
 
 /// What `tcp_sacktag_write_queue` learned (`struct tcp_sacktag_state`).
 pub(super) struct SackState {
@@ -323,15 +323,34 @@ impl Connection {
         let blocks = seg.options.sack_blocks();
         let found_dup_sack = self.check_dsack(seg, prior_snd_una, &mut st);
 
-        for (i, b) in blocks.iter().enumerate() {
+        // The valid blocks in sequence order, the D-SACK one keeping its
+        // flag: "order SACK blocks to allow in order walk of the retrans
+        // queue" (tcp_sacktag_write_queue). The receiver sends the most
+        // recent block first; walking a lower block after a higher one
+        // would find its new SACKs below the highest SACK and count
+        // reordering where there is none.
+        let mut sorted = [(SeqNum(0), SeqNum(0), false); MAX_SACK_BLOCKS];
+        let mut used = 0;
+        for (i, b) in blocks.iter().enumerate().take(MAX_SACK_BLOCKS) {
             let dup_sack = found_dup_sack && i == 0;
             // tcp_is_sackblock_valid
             if !self.sackblock_valid(dup_sack, b.start, b.end) {
                 continue;
             }
+            sorted[used] = (b.start, b.end, dup_sack);
+            used += 1;
+        }
+        for i in (1..used).rev() {
+            for j in 0..i {
+                if sorted[j].0.after(sorted[j + 1].0) {
+                    sorted.swap(j, j + 1);
+                }
+            }
+        }
+
+        for &(b_start, end, dup_sack) in &sorted[..used] {
             // Only the part above snd_una tags segments.
-            let start = b.start.max(self.snd_una);
-            let end = b.end;
+            let start = b_start.max(self.snd_una);
             if !end.after(start) {
                 continue;
             }
