@@ -449,7 +449,6 @@ impl Translator<'_> {
         let (ns_a, ns_b) = (node_ns(&a.name), node_ns(&b.name));
         let dev = format!("l{l}");
         let what = format!("link {}", link.name);
-        let mtu = self.mtu.to_string();
         let plain = |d: &DirectionConfig| {
             d.delay == DelayModel::Fixed(tcplab_core::time::Duration::ZERO)
                 && d.loss == LossModel::None
@@ -463,32 +462,7 @@ impl Translator<'_> {
             let w = link_ns(&link.name);
             self.exec(&what, &["ip", "netns", "add", &w]);
             for (ns, end, peer, peer_end) in [(&ns_a, 0u8, "to-a", 2u8), (&ns_b, 1, "to-b", 3)] {
-                self.exec(
-                    &what,
-                    &[
-                        "ip",
-                        "link",
-                        "add",
-                        &dev,
-                        "netns",
-                        ns,
-                        "address",
-                        &mac(l, end),
-                        "mtu",
-                        &mtu,
-                        "type",
-                        "veth",
-                        "peer",
-                        "name",
-                        peer,
-                        "netns",
-                        &w,
-                        "address",
-                        &mac(l, peer_end),
-                        "mtu",
-                        &mtu,
-                    ],
-                );
+                self.veth(&what, (&dev, ns, &mac(l, end)), (peer, &w, &mac(l, peer_end)));
             }
             devices.push((w.clone(), "to-a".into()));
             devices.push((w.clone(), "to-b".into()));
@@ -503,32 +477,7 @@ impl Translator<'_> {
                 );
             }
         } else {
-            self.exec(
-                &what,
-                &[
-                    "ip",
-                    "link",
-                    "add",
-                    &dev,
-                    "netns",
-                    &ns_a,
-                    "address",
-                    &mac(l, 0),
-                    "mtu",
-                    &mtu,
-                    "type",
-                    "veth",
-                    "peer",
-                    "name",
-                    &dev,
-                    "netns",
-                    &ns_b,
-                    "address",
-                    &mac(l, 1),
-                    "mtu",
-                    &mtu,
-                ],
-            );
+            self.veth(&what, (&dev, &ns_a, &mac(l, 0)), (&dev, &ns_b, &mac(l, 1)));
         }
         for (i, (ns, d)) in devices.iter().enumerate() {
             // Devices 0 and 1 are the nodes'; the middle's only forward,
@@ -701,6 +650,17 @@ impl Translator<'_> {
             self.steps.push(Step { what, action: Action::Exec { argv } });
         }
         Ok(())
+    }
+
+    /// A veth pair, each end `(name, namespace, MAC)` created in its
+    /// namespace with the scenario's MTU.
+    fn veth(&mut self, what: &str, end: (&str, &str, &str), peer: (&str, &str, &str)) {
+        let mtu = self.mtu.to_string();
+        let argv = [
+            "ip", "link", "add", end.0, "netns", end.1, "address", end.2, "mtu", &mtu, "type", "veth", "peer", "name",
+            peer.0, "netns", peer.1, "address", peer.2, "mtu", &mtu,
+        ];
+        self.exec(what, &argv);
     }
 
     /// `pfifo`/`bfifo` at the limit, or step-marking RED.
