@@ -1043,13 +1043,14 @@ fn set_knob<C>(f: F<'_>, knob: &knobs::Knob<C>, cfg: &mut C) -> Result<()> {
                 }
                 _ => return Err(f.wrong(&type_desc(knob))),
             };
-            if v < u64::from(*min) || v > u64::from(*max) {
-                return Err(f.err(format!("must be between {min} and {max}, found {v}")));
-            }
+            // A knob of listed values says which (HZ: the values Linux offers).
             if let IntUnit::OneOf(allowed) = unit {
                 if !allowed.iter().any(|a| u64::from(*a) == v) {
                     return Err(f.err(format!("must be {}, found {v}", type_desc(knob))));
                 }
+            }
+            if v < u64::from(*min) || v > u64::from(*max) {
+                return Err(f.err(format!("must be between {min} and {max}, found {v}")));
             }
             *acc(cfg) = v as u32;
         }
