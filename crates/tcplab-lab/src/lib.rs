@@ -25,6 +25,7 @@ pub mod error;
 pub mod exec;
 pub mod experiments;
 pub mod html;
+pub mod input;
 pub mod knobs;
 pub mod listing;
 pub mod metrics;
