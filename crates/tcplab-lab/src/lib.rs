@@ -26,6 +26,8 @@ pub mod exec;
 pub mod experiments;
 pub mod html;
 pub mod input;
+pub mod interrupt;
+pub mod journal;
 pub mod knobs;
 pub mod listing;
 pub mod metrics;

@@ -42,6 +42,7 @@
 use crate::batch::{self, Job, Progress};
 use crate::compare::{check_jobs, check_runs, table, VERSION};
 use crate::error::{Error, Result};
+use crate::journal::Journal;
 use crate::metrics::{self, Metric};
 use crate::overrides::{parse_one, split_top_level, Layers, ScenarioText, Setting};
 use crate::stats::{self, Summary};
@@ -102,6 +103,8 @@ pub struct SweepSpec {
     pub jobs: usize,
     /// Where the runs run.
     pub backend: crate::backend::Backend,
+    /// Most runs allowed (`--max-runs`; [`batch::DEFAULT_MAX_RUNS`]).
+    pub max_runs: u64,
 }
 
 /// One run of a sweep (also the merge input).
@@ -187,6 +190,15 @@ impl SweepSpec {
     pub fn prepare(self) -> Result<PreparedSweep> {
         check_runs(self.runs)?;
         check_jobs(self.jobs)?;
+        // The size first, before a point or a job is made.
+        let sizes: Vec<String> = self.vary.iter().map(|v| v.values.len().to_string()).collect();
+        let total = self.vary.iter().try_fold(u64::from(self.runs), |n, v| n.checked_mul(v.values.len() as u64));
+        let what = if sizes.is_empty() {
+            format!("{} runs", self.runs)
+        } else {
+            format!("{} points x {} runs", sizes.join(" x "), self.runs)
+        };
+        batch::check_total_runs(total, self.max_runs, &format!("this sweep ({what})"))?;
         for (i, v) in self.vary.iter().enumerate() {
             if self.vary[..i].iter().any(|w| w.key == v.key) {
                 return Err(Error::at(
@@ -220,11 +232,22 @@ impl PreparedSweep {
         }
     }
 
+    /// The first point's scenario (for estimates).
+    pub fn first_scenario(&self) -> &crate::Scenario {
+        &self.points[0].1
+    }
+
     pub fn run(self, progress: &dyn Progress) -> Result<SweepResult> {
+        self.run_with(progress, None)
+    }
+
+    /// [`PreparedSweep::run`], taking runs from and adding runs to `journal`.
+    pub fn run_with(self, progress: &dyn Progress, journal: Option<&Journal>) -> Result<SweepResult> {
         let runs = u64::from(self.spec.runs);
         let mut jobs = Vec::new();
         let mut owner = Vec::new();
-        for (pi, (_, sc, _)) in self.points.iter().enumerate() {
+        for (pi, (_, sc, hash)) in self.points.iter().enumerate() {
+            let hash: Arc<str> = Arc::from(hash.as_str());
             for seed in 1..=runs {
                 let j = pi as u64 * runs + (seed - 1);
                 if let Some(s) = self.spec.shard {
@@ -234,6 +257,7 @@ impl PreparedSweep {
                 }
                 jobs.push(Job {
                     scenario: Arc::clone(sc),
+                    scenario_hash: Arc::clone(&hash),
                     metrics: Arc::clone(&self.metrics),
                     seed,
                     keep: false,
@@ -243,7 +267,7 @@ impl PreparedSweep {
                 owner.push(pi);
             }
         }
-        let records = batch::run_all(&jobs, self.spec.jobs, progress)?;
+        let records = batch::run_all(&jobs, self.spec.jobs, progress, journal)?;
         let mut per_point: Vec<Vec<SweepRun>> = vec![Vec::new(); self.points.len()];
         for (rec, pi) in records.into_iter().zip(owner) {
             per_point[pi].push(SweepRun {
