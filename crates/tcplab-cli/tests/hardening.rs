@@ -71,11 +71,13 @@ fn test_packetdrill_deep_nesting_fails_at_its_line_without_overflow() {
         &script,
         format!(
             "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 setsockopt(3, SOL_SOCKET, SO_REUSEADDR, {}1{}, 4) = 0\n",
-            "[".repeat(10_000),
-            "]".repeat(10_000)
+            "[".repeat(100_000),
+            "]".repeat(100_000)
         ),
     )
     .unwrap();
+    // 10,000 brackets overflowed the stack (exit 134); 100,000 overflow
+    // even the main thread's 8 MiB in a release build.
     let o = tcplab(&["packetdrill", &script, "--json"]);
     assert_eq!(o.status.code(), Some(1), "a failed script, not a crash; stderr: {}", stderr(&o));
     let out = stdout(&o);
