@@ -149,6 +149,28 @@ fn test_long_run_is_warned_about_and_stopped_by_max_wall() {
     assert_error(&tcplab(&["run", &f, "--max-wall=-1"]), &["--max-wall: -1: give a positive number of seconds"]);
 }
 
+#[test]
+fn test_progress_shows_under_json_when_stderr_is_a_terminal() {
+    // `script` gives the command a terminal; without it there is nothing to test.
+    if Command::new("script").arg("--version").output().is_err() {
+        println!("SKIPPED: no `script` (util-linux) to run tcplab on a terminal");
+        return;
+    }
+    let d = Scratch::new("tty");
+    let out = d.path("out.json");
+    let cmd = format!(
+        "{} run {} --set run.duration=60s --json > {out}",
+        env!("CARGO_BIN_EXE_tcplab"),
+        repo("scenarios/bulk-cubic.toml")
+    );
+    let o = Command::new("script").args(["-q", "-e", "-c", &cmd, "/dev/null"]).output().expect("script runs");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // What the terminal showed: the progress bar (stderr); the JSON went to the file.
+    assert!(stdout(&o).contains("% of simulated time"), "no progress bar on the terminal");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(json["backend"], "model");
+}
+
 // ---- 5: merge ----------------------------------------------------------------------
 
 #[test]
