@@ -3,8 +3,11 @@
 //! Thin by design: flags are parsed here (clap, one definition per flag,
 //! from which the help text comes) and everything else is a call into
 //! `tcplab_lab`. Exit codes: 0 ok, 1 an experiment check failed, 2 error
-//! (bad input, unreadable file, unwritable output). Data goes to stdout,
-//! progress and errors to stderr; a closed stdout pipe counts as success.
+//! (bad input, unreadable file, unwritable output), 130 interrupted
+//! (SIGINT or SIGTERM: the handler only sets [`tcplab_lab::interrupt`];
+//! work stops at its next safe point and cleans up as for an error).
+//! Data goes to stdout, progress and errors to stderr; a closed stdout
+//! pipe counts as success.
 //!
 //! Output files (`--plot`, `--pcap`, `--report`, `--trace`) are created or
 //! reserved before anything runs, so a bad path fails at once, and are
@@ -19,6 +22,8 @@ use tcplab_lab::batch::{self, FlowTrace, Progress, Quiet};
 use tcplab_lab::compare::{ArmSpec, CompareSpec, Comparison};
 use tcplab_lab::exec::{self, Extras};
 use tcplab_lab::experiments::{self, REGISTRY};
+use tcplab_lab::interrupt::{self, EXIT_INTERRUPTED};
+use tcplab_lab::journal::Journal;
 use tcplab_lab::outputs::Outputs;
 use tcplab_lab::overrides::{parse_list, ScenarioText, Setting};
 use tcplab_lab::pcap::PcapCapture;
@@ -91,18 +96,33 @@ struct BackendArgs {
     /// guest in virtual time; run `tcplab kernel build` once first) or both.
     #[arg(long, value_name = "model|linux|both", default_value = "model")]
     backend: String,
-    /// Kernel image for the linux backend: a key (or prefix) or name from
-    /// `tcplab kernel list`, or an image directory. Default: the newest built for this host.
-    #[arg(long, value_name = "IMAGE")]
-    kernel: Option<String>,
-    /// Wall-clock limit of one kernel run, seconds; a guest past it is killed and the
-    /// run reported as failed. Default: 120 + 240 per simulated second.
-    #[arg(long, value_name = "SECS")]
-    max_wall: Option<f64>,
+    #[command(flatten)]
+    kernel: KernelArgs,
 }
 
 impl BackendArgs {
     fn backends(&self) -> Result<Vec<Backend>, Error> {
+        self.kernel.backends(Choice::parse(&self.backend)?)
+    }
+}
+
+/// Which kernel image, and how long a run may take: every command that can
+/// run on the kernel takes these.
+#[derive(Args, Debug, Clone)]
+struct KernelArgs {
+    /// Kernel image for the linux backend: a key (or prefix) or name from
+    /// `tcplab kernel list`, or an image directory. Default: the newest built for this host.
+    #[arg(long, value_name = "IMAGE")]
+    kernel: Option<String>,
+    /// Wall-clock limit of one run, seconds, on either backend: a run past it
+    /// fails (exit 2). Default: none on the model; 120 + 240 per simulated second
+    /// on the kernel.
+    #[arg(long, value_name = "SECS")]
+    max_wall: Option<f64>,
+}
+
+impl KernelArgs {
+    fn backends(&self, choice: Choice) -> Result<Vec<Backend>, Error> {
         let wall = match self.max_wall {
             Some(s) if !(s.is_finite() && s > 0.0 && s < 1e9) => {
                 return Err(Error::at("--max-wall", format!("{s}: give a positive number of seconds")))
@@ -110,7 +130,15 @@ impl BackendArgs {
             Some(s) => Some(std::time::Duration::from_secs_f64(s)),
             None => None,
         };
-        Choice::parse(&self.backend)?.backends(self.kernel.as_deref(), wall)
+        choice.backends(self.kernel.as_deref(), wall)
+    }
+
+    /// The model and the kernel, for the commands that always run both.
+    fn pair(&self) -> Result<(Backend, Backend), Error> {
+        match self.backends(Choice::Both)?.as_slice() {
+            [model, linux] => Ok((model.clone(), linux.clone())),
+            _ => Err(Error::msg("internal: both backends give two")),
+        }
     }
 }
 
@@ -179,12 +207,8 @@ struct DiffArgs {
     /// and each metric's distribution. DIR is created.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
-    /// Kernel image (as for --kernel).
-    #[arg(long, value_name = "IMAGE")]
-    kernel: Option<String>,
-    /// Wall-clock limit of one kernel run, seconds (as for --max-wall).
-    #[arg(long, value_name = "SECS")]
-    max_wall: Option<f64>,
+    #[command(flatten)]
+    kernel: KernelArgs,
 }
 
 #[derive(Args, Debug)]
@@ -208,12 +232,8 @@ struct FaithfulnessArgs {
     /// Only the scenarios whose name contains this text (repeatable).
     #[arg(long, value_name = "TEXT")]
     only: Vec<String>,
-    /// Kernel image (as for --kernel).
-    #[arg(long, value_name = "IMAGE")]
-    kernel: Option<String>,
-    /// Wall-clock limit of one kernel run, seconds (as for --max-wall).
-    #[arg(long, value_name = "SECS")]
-    max_wall: Option<f64>,
+    #[command(flatten)]
+    kernel: KernelArgs,
 }
 
 #[derive(Args, Debug)]
@@ -271,9 +291,21 @@ struct RunsArgs {
     /// Runs per arm or point, on seeds 1 to N.
     #[arg(long, value_name = "N", default_value_t = 10)]
     runs: u32,
-    /// Worker threads (each run is single-threaded); default: every core.
+    /// Worker threads (each run is single-threaded); default: every core. At most
+    /// 4 per core and one per run are used.
     #[arg(long, value_name = "J")]
     jobs: Option<usize>,
+    /// Refuse to start more runs than this in total (points x runs, arms x runs).
+    #[arg(long, value_name = "N", default_value_t = batch::DEFAULT_MAX_RUNS)]
+    max_runs: u64,
+    /// Append every finished run to FILE (JSON Lines), so that an interrupted
+    /// command loses nothing; FILE must not exist. Continue with --resume FILE.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    journal: Option<PathBuf>,
+    /// Continue the journal FILE: runs it holds are not run again, new ones are
+    /// appended. Give the same scenario, settings and metrics as the first time.
+    #[arg(long, value_name = "FILE")]
+    resume: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -401,7 +433,30 @@ struct MergeArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
+    // In the commands that run scenarios, SIGINT and SIGTERM ask the work
+    // to stop (tcplab_lab::interrupt); a second signal ends the process at
+    // once. Other commands keep the default: a signal ends them.
+    if matches!(cli.cmd, Cmd::Run(_) | Cmd::Compare(_) | Cmd::Reproduce(_) | Cmd::Sweep(_) | Cmd::Diff(_)) {
+        let _ = ctrlc::set_handler(|| {
+            if interrupt::requested() {
+                std::process::exit(i32::from(EXIT_INTERRUPTED));
+            }
+            interrupt::request();
+        });
+    }
+    let result = run(cli);
+    if interrupt::requested() {
+        // Whatever stopped, it stopped because of the signal; outputs were
+        // cleaned up (or completed) on the way out.
+        if let Err(e) = &result {
+            if *e != interrupt::interrupted() {
+                eprintln!("error: {e}");
+            }
+        }
+        eprintln!("tcplab: interrupted");
+        return ExitCode::from(EXIT_INTERRUPTED);
+    }
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
@@ -413,9 +468,46 @@ fn main() -> ExitCode {
 // ---- terminal behaviour, decided in one place ---------------------------------
 
 /// Whether to draw a progress bar and chatter on stderr: only for a person
-/// at a terminal, and never in JSON mode.
-fn interactive(json: bool) -> bool {
-    !json && std::io::stderr().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb")
+/// at a terminal. Data on stdout (JSON too) is not affected, so `--json`
+/// does not turn progress off: a long run piped into a program still
+/// shows a person at the terminal how far it is.
+fn interactive() -> bool {
+    std::io::stderr().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb")
+}
+
+/// Runs estimated to take longer than this (wall clock) are warned about.
+const LONG_RUN: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Warns on stderr (always: also in a pipe) when `runs` model runs of
+/// `sc` on `jobs` threads are estimated to take longer than [`LONG_RUN`].
+fn warn_if_long(sc: &tcplab_lab::Scenario, backend: &Backend, runs: u64, jobs: usize) {
+    let Backend::Model { max_wall } = backend else { return };
+    let one = exec::wall_estimate(sc);
+    let waves = runs.div_ceil(batch::worker_threads(jobs, runs as usize).max(1) as u64).max(1);
+    let total = one.saturating_mul(u32::try_from(waves).unwrap_or(u32::MAX));
+    if total > LONG_RUN {
+        let limit = match max_wall {
+            Some(w) => format!("--max-wall {} stops each run after that many seconds", w.as_secs_f64()),
+            None => "--max-wall SECS limits each run".into(),
+        };
+        eprintln!(
+            "tcplab: warning: {} simulated per run x {runs} run(s) may take up to about {} of wall-clock time \
+             (estimated from the links' rates); {limit}",
+            tcplab_lab::units::format_time(sc.sim.duration),
+            human_wall(total)
+        );
+    }
+}
+
+/// `3.2 hours`, `41 days`.
+fn human_wall(d: std::time::Duration) -> String {
+    let s = d.as_secs_f64();
+    match s {
+        s if s < 3600.0 => format!("{:.0} minutes", s / 60.0),
+        s if s < 86400.0 * 2.0 => format!("{:.1} hours", s / 3600.0),
+        s if s < 86400.0 * 365.0 * 2.0 => format!("{:.0} days", s / 86400.0),
+        s => format!("{:.0} years", s / (86400.0 * 365.25)),
+    }
 }
 
 /// A progress bar on stderr (indicatif).
@@ -434,8 +526,8 @@ impl Progress for Bar {
 }
 
 /// The progress display for a batch of runs.
-fn progress(json: bool, what: &str) -> Box<dyn Progress> {
-    if !interactive(json) {
+fn progress(what: &str) -> Box<dyn Progress> {
+    if !interactive() {
         return Box::new(Quiet);
     }
     Box::new(Bar(styled_bar(0, "{pos}/{len} runs", what.to_string())))
@@ -498,7 +590,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Cmd::Faithfulness(a) => cmd_faithfulness(a),
         Cmd::Kernel(k) => cmd_kernel(k),
         Cmd::Bench { json } => {
-            if interactive(json) {
+            if interactive() {
                 eprintln!("tcplab: running the benchmark scenario on one thread...");
             }
             let b = runner::bench()?;
@@ -532,14 +624,9 @@ fn run_on(a: &RunArgs, sc: &tcplab_lab::Scenario, backend: Backend) -> Result<St
     // Every output is created before the run, so a bad path fails fast.
     let mut out = Outputs::new();
     let mut trace = match &a.trace {
-        Some(dir) => Some(TraceSink::create(dir, sc)?),
+        Some(dir) => Some(TraceSink::create(&mut out, dir, sc)?),
         None => None,
     };
-    if let Some(t) = &trace {
-        for (_, p) in t.paths() {
-            out.track(p);
-        }
-    }
     let plot_dir = a.plot.as_deref().map(|d| out.dir("--plot", d)).transpose()?;
     let capture = match &a.pcap {
         Some(d) => {
@@ -548,7 +635,8 @@ fn run_on(a: &RunArgs, sc: &tcplab_lab::Scenario, backend: Backend) -> Result<St
         }
         None => None,
     };
-    if interactive(a.json) {
+    warn_if_long(sc, &backend, 1, 1);
+    if interactive() {
         eprintln!(
             "tcplab: running {} on {} ({} simulated, seed {})",
             sc.name,
@@ -559,8 +647,8 @@ fn run_on(a: &RunArgs, sc: &tcplab_lab::Scenario, backend: Backend) -> Result<St
     }
     // A bar over simulated time, for a person at a terminal; indicatif
     // draws it only after a moment, so short runs show nothing.
-    let bar = interactive(a.json)
-        .then(|| sim_time_bar(format!("{} simulated", tcplab_lab::units::format_time(sc.sim.duration))));
+    let bar =
+        interactive().then(|| sim_time_bar(format!("{} simulated", tcplab_lab::units::format_time(sc.sim.duration))));
     let mut report = |done: f64| {
         if let Some(b) = &bar {
             b.set_position((done * 1000.0) as u64);
@@ -576,6 +664,23 @@ fn run_on(a: &RunArgs, sc: &tcplab_lab::Scenario, backend: Backend) -> Result<St
     let outcome = exec::run(sc, extras);
     if let Some(b) = &bar {
         b.finish_and_clear();
+    }
+    if outcome.is_err() && interrupt::requested() {
+        // The run stopped between two packets: the captures are whole up
+        // to there and worth keeping; every other output goes.
+        if let Some(c) = capture {
+            let s = c.finish()?;
+            for (p, _) in &s.files {
+                out.keep(p);
+            }
+            let n: u64 = s.files.iter().map(|f| f.1).sum();
+            eprintln!(
+                "tcplab: interrupted: kept {} pcap file(s) in {}, {n} whole packet records up to the interruption",
+                s.files.len(),
+                a.pcap.as_deref().map_or(String::new(), |p| p.display().to_string())
+            );
+        }
+        return Err(interrupt::interrupted());
     }
     let outcome = outcome?;
     let report = RunReport::new(sc, &outcome);
@@ -621,8 +726,70 @@ fn settings(flag: &str, args: &[String]) -> Result<Vec<Setting>, Error> {
     Ok(v)
 }
 
+/// `--jobs`, or every core; more than [`batch::max_jobs`] is reduced with
+/// a note (a batch also never uses more threads than it has runs).
 fn jobs(j: Option<usize>) -> usize {
-    j.unwrap_or_else(batch::default_jobs)
+    match j {
+        Some(n) if n > batch::max_jobs() => {
+            eprintln!(
+                "tcplab: --jobs {n}: using {} worker threads ({} per core; runs are CPU-bound)",
+                batch::max_jobs(),
+                batch::MAX_THREADS_PER_CORE
+            );
+            batch::max_jobs()
+        }
+        Some(n) => n,
+        None => batch::default_jobs(),
+    }
+}
+
+/// Where a batch's finished runs go: `--journal FILE`, `--resume FILE`,
+/// or else a journal of this process in the current directory that is
+/// kept only if the command is interrupted.
+struct Runs {
+    journal: Option<Journal>,
+    /// The journal is this command's own: removed unless interrupted.
+    own: bool,
+}
+
+impl Runs {
+    fn open(r: &RunsArgs, command: &str) -> Result<Runs, Error> {
+        match (&r.journal, &r.resume) {
+            (Some(p), _) => Ok(Runs { journal: Some(Journal::create("--journal", p)?), own: false }),
+            (None, Some(p)) => {
+                let j = Journal::resume(p)?;
+                eprintln!("tcplab: resuming {}: {} finished run(s) in it", p.display(), j.resumed());
+                Ok(Runs { journal: Some(j), own: false })
+            }
+            // Best effort: where the directory is not writable, nothing is kept.
+            (None, None) => {
+                let p = PathBuf::from(format!("tcplab-{command}-{}.jsonl", std::process::id()));
+                Ok(Runs { journal: Journal::create("journal", &p).ok(), own: true })
+            }
+        }
+    }
+
+    fn journal(&self) -> Option<&Journal> {
+        self.journal.as_ref()
+    }
+
+    /// After the batch: on an interruption, says where the finished runs
+    /// are and how to continue; else removes this command's own journal.
+    fn finish<T>(self, result: Result<T, Error>) -> Result<T, Error> {
+        if let Some(j) = &self.journal {
+            if interrupt::requested() {
+                eprintln!(
+                    "tcplab: interrupted: {} finished run(s) are in {}; `--resume {}` with the same arguments continues",
+                    j.resumed() as u64 + j.written(),
+                    j.path().display(),
+                    j.path().display()
+                );
+            } else if self.own {
+                let _ = std::fs::remove_file(j.path());
+            }
+        }
+        result
+    }
 }
 
 /// Prepares `--plot DIR` and `--report FILE`.
@@ -646,6 +813,7 @@ fn cmd_compare(a: CompareArgs) -> Result<ExitCode, Error> {
         return Err(Error::at("--backend both", "--plot and --report take one backend: run each backend on its own"));
     }
     let scenario = ScenarioText::read(&a.file)?;
+    let threads = jobs(a.runs.jobs);
     let mut prepared = Vec::new();
     for backend in backends {
         let arm = |name: &String, flag: &str, s: &[String]| -> Result<ArmSpec, Error> {
@@ -662,18 +830,30 @@ fn cmd_compare(a: CompareArgs) -> Result<ExitCode, Error> {
             arms: vec![arm(&a.name_a, "--a", &a.a)?, arm(&a.name_b, "--b", &a.b)?],
             runs: a.runs.runs,
             metrics: a.metric.metric.clone(),
-            jobs: jobs(a.runs.jobs),
+            jobs: threads,
             keep_first: a.plot.is_some() || a.report.is_some(),
+            max_runs: a.runs.max_runs,
         };
-        prepared.push((backend.label(), spec.prepare()?));
+        prepared.push((backend, spec.prepare()?));
     }
     let mut out = Outputs::new();
     let plot_dir = prepare_outputs(&mut out, a.plot.as_deref(), a.report.as_deref())?;
+    for (backend, p) in &prepared {
+        warn_if_long(p.first_scenario(), backend, p.total_runs(), threads);
+    }
+    let runs = Runs::open(&a.runs, "compare")?;
+    let mut done = Vec::new();
+    for (backend, p) in prepared {
+        let bar = progress(&format!("compare ({})", backend.label()));
+        match p.run_with(bar.as_ref(), runs.journal()) {
+            Ok(cmp) => done.push(cmp),
+            Err(e) => return runs.finish(Err(e)),
+        }
+    }
+    runs.finish(Ok(()))?;
     let mut text = String::new();
-    for (label, p) in prepared {
-        let bar = progress(a.json, &format!("compare ({label})"));
-        let cmp = p.run(bar.as_ref())?;
-        compare_outputs(&a, &mut out, plot_dir.as_deref(), &cmp)?;
+    for cmp in &done {
+        compare_outputs(&a, &mut out, plot_dir.as_deref(), cmp)?;
         text.push_str(&if a.json { cmp.to_json() + "\n" } else { cmp.to_table() });
     }
     out.commit();
@@ -727,7 +907,7 @@ fn cmd_reproduce(a: ReproduceArgs) -> Result<ExitCode, Error> {
     let plot_dir = prepare_outputs(&mut out, a.plot.as_deref(), a.report.as_deref())?;
     let mut done = Vec::new();
     for (e, p) in prepared {
-        let bar = progress(a.json, e.name);
+        let bar = progress(e.name);
         let cmp = p.run(bar.as_ref())?;
         done.push(experiments::Reproduction { experiment: e, comparison: cmp });
     }
@@ -773,19 +953,24 @@ fn cmd_sweep(a: SweepArgs) -> Result<ExitCode, Error> {
         [one] => one.clone(),
         _ => return Err(Error::at("--backend both", "a sweep runs on one backend; `tcplab diff` compares the two")),
     };
+    let threads = jobs(a.runs.jobs);
     let spec = SweepSpec {
-        backend,
+        backend: backend.clone(),
         scenario: ScenarioText::read(&a.file)?,
         base: settings("--set", &a.set)?,
         vary: a.vary.iter().map(|v| sweep::parse_vary(v)).collect::<Result<_, _>>()?,
         runs: a.runs.runs,
         metrics: a.metric.metric.clone(),
         shard,
-        jobs: jobs(a.runs.jobs),
+        jobs: threads,
+        max_runs: a.runs.max_runs,
     };
     let prepared = spec.prepare()?;
-    let bar = progress(a.json || a.csv, "sweep");
-    let result = prepared.run(bar.as_ref())?;
+    warn_if_long(prepared.first_scenario(), &backend, prepared.job_count(), threads);
+    let runs = Runs::open(&a.runs, "sweep")?;
+    let bar = progress("sweep");
+    let result = prepared.run_with(bar.as_ref(), runs.journal());
+    let result = runs.finish(result)?;
     emit(&if a.json {
         result.to_json() + "\n"
     } else if a.csv {
@@ -798,9 +983,8 @@ fn cmd_sweep(a: SweepArgs) -> Result<ExitCode, Error> {
 fn cmd_merge(a: MergeArgs) -> Result<ExitCode, Error> {
     let mut files = Vec::new();
     for f in &a.files {
-        let name = f.display().to_string();
-        let text = std::fs::read_to_string(f).map_err(|e| Error::at(&name, format!("cannot read: {e}")))?;
-        files.push((name, text));
+        let text = tcplab_lab::input::read_text(f, "sweep JSON file", tcplab_lab::input::RESULTS_LIMIT)?;
+        files.push((f.display().to_string(), text));
     }
     let (result, warnings) = sweep::merge(&files)?;
     for w in warnings {
@@ -826,8 +1010,7 @@ fn emit(s: &str) -> Result<ExitCode, Error> {
 }
 
 fn cmd_diff(a: DiffArgs) -> Result<ExitCode, Error> {
-    let backend = BackendArgs { backend: "linux".into(), kernel: a.kernel.clone(), max_wall: a.max_wall };
-    let linux = backend.backends()?.pop().unwrap_or_default();
+    let (model, linux) = a.kernel.pair()?;
     let mut out = Outputs::new();
     let plot_dir = a.plot.as_deref().map(|d| out.dir("--plot", d)).transpose()?;
     let spec = tcplab_lab::diff::DiffSpec {
@@ -836,10 +1019,11 @@ fn cmd_diff(a: DiffArgs) -> Result<ExitCode, Error> {
         runs: a.runs,
         metrics: a.metric.metric.clone(),
         jobs: jobs(a.jobs),
+        model,
         linux,
         keep_first: plot_dir.is_some(),
     };
-    let bar = progress(a.json, "diff");
+    let bar = progress("diff");
     let diff = spec.run(bar.as_ref())?;
     if let Some(dir) = &plot_dir {
         let n = plot::write_all(&mut out, dir, &diff.charts())?;
@@ -894,7 +1078,7 @@ fn cmd_kernel(k: KernelCmd) -> Result<ExitCode, Error> {
                 jobs: a.jobs.unwrap_or_else(batch::default_jobs),
                 name: a.name.clone(),
             };
-            let bar = BuildBar(interactive(false).then(|| styled_bar(0, "{pos}/{len} compile steps", String::new())));
+            let bar = BuildBar(interactive().then(|| styled_bar(0, "{pos}/{len} compile steps", String::new())));
             let built = build::build(&opts, &bar);
             if let Some(b) = &bar.0 {
                 b.finish_and_clear();
@@ -960,8 +1144,7 @@ fn cmd_kernel(k: KernelCmd) -> Result<ExitCode, Error> {
 
 fn cmd_faithfulness(a: FaithfulnessArgs) -> Result<ExitCode, Error> {
     use tcplab_lab::faithfulness;
-    let backend = BackendArgs { backend: "linux".into(), kernel: a.kernel.clone(), max_wall: a.max_wall };
-    let linux = backend.backends()?.pop().unwrap_or_default();
+    let (model, linux) = a.kernel.pair()?;
     let mut entries = faithfulness::load_manifest(&a.suite)?;
     if !a.only.is_empty() {
         entries.retain(|e| a.only.iter().any(|o| e.name.contains(o.as_str())));
@@ -974,8 +1157,10 @@ fn cmd_faithfulness(a: FaithfulnessArgs) -> Result<ExitCode, Error> {
         out.reserve_file("--out", p)?;
     }
     let plot_dir = a.plot.as_deref().map(|d| out.dir("--plot", d)).transpose()?;
-    let bar = |name: &str| progress(false, &format!("faithfulness: {name}"));
-    let result = faithfulness::run(&entries, Path::new("."), a.runs, jobs(a.jobs), &linux, plot_dir.is_some(), &bar)?;
+    let bar = |name: &str| progress(&format!("faithfulness: {name}"));
+    let spec =
+        faithfulness::SuiteSpec { runs: a.runs, jobs: jobs(a.jobs), model, linux, keep_first: plot_dir.is_some() };
+    let result = faithfulness::run(&entries, Path::new("."), &spec, &bar)?;
     // Plots are linked relative to the page.
     let link = match (&plot_dir, &a.out) {
         (Some(d), Some(page)) => {

@@ -133,7 +133,8 @@ pub struct TcpConfig {
     pub initcwnd: u32,
     /// Interface MTU, bytes; advmss = MTU − 40.
     pub mtu: u32,
-    /// `HZ` of the modelled kernel (jiffies, CUBIC's clock).
+    /// `HZ` of the modelled kernel (jiffies, CUBIC's clock): one of
+    /// [`HZ_VALUES`].
     pub hz: u32,
     /// `SO_SNDBUF` as set by the application (0 = autotuned from tcp_wmem).
     pub so_sndbuf: u32,
@@ -180,6 +181,18 @@ impl Default for TcpConfig {
 }
 
 /// Names accepted by [`TcpConfig::preset`].
+/// The `HZ` values Linux offers (`kernel/Kconfig.hz`): the one rule for
+/// scenarios (`tcp.hz`), `tcplab packetdrill --hz` and kernel builds.
+pub const HZ_VALUES: &[u32] = &[100, 250, 300, 1000];
+
+/// What [`HZ_VALUES`] allows, for error messages: "Linux offers HZ 100,
+/// 250, 300 or 1000".
+pub fn hz_rule() -> String {
+    let v: Vec<String> = HZ_VALUES.iter().map(u32::to_string).collect();
+    let (last, rest) = v.split_last().map_or(("", &[][..]), |(l, r)| (l.as_str(), r));
+    format!("Linux offers HZ {} or {last}", rest.join(", "))
+}
+
 pub const PRESETS: &[&str] = &["linux-current", "v3.11", "v3.12", "v3.18", "v3.19", "v4.17"];
 
 impl TcpConfig {

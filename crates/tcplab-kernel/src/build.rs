@@ -71,7 +71,7 @@ pub const CONFIG_OPTIONS: &[&str] = &[
 const KERNEL_STACK_ORDER: u32 = 4;
 
 /// HZ values Linux offers (`kernel/Kconfig.hz`).
-pub const HZ_VALUES: &[u32] = &[100, 250, 300, 1000];
+pub use tcplab_core::config::HZ_VALUES;
 
 /// Changes whenever this file changes how an image is made, so that old
 /// images are not reused for a different recipe.
@@ -138,7 +138,7 @@ pub struct Built {
 /// Builds (or finds) the image `opts` describe.
 pub fn build(opts: &BuildOptions, progress: &dyn BuildProgress) -> Result<Built> {
     if !HZ_VALUES.contains(&opts.hz) {
-        return Err(KernelError::new(format!("--hz {}: Linux offers HZ 100, 250, 300 or 1000", opts.hz)));
+        return Err(KernelError::new(format!("--hz {}: {}", opts.hz, tcplab_core::config::hz_rule())));
     }
     let xsave = crate::host::xsave_size().ok_or_else(|| {
         KernelError::new("the kernel backend needs an x86-64 host with XSAVE (User-Mode Linux saves FP state with it)")

@@ -9,19 +9,28 @@ use std::sync::Arc;
 use std::time::Duration;
 use tcplab_kernel::{FlowKnobs, KernelBackend};
 
-/// A backend, cheap to clone (one per batch job).
-#[derive(Clone, Debug, Default)]
+/// A backend, cheap to clone (one per batch job). Each carries the
+/// wall-clock limit of one run (`--max-wall`).
+#[derive(Clone, Debug)]
 pub enum Backend {
-    #[default]
-    Model,
+    /// The simulator; `max_wall`: stop a run that takes longer (an error).
+    Model {
+        max_wall: Option<Duration>,
+    },
     Linux(Arc<KernelBackend>),
+}
+
+impl Default for Backend {
+    fn default() -> Backend {
+        Backend::Model { max_wall: None }
+    }
 }
 
 impl Backend {
     /// `model`, or the kernel image's `linux-<release>`.
     pub fn label(&self) -> String {
         match self {
-            Backend::Model => "model".into(),
+            Backend::Model { .. } => "model".into(),
             Backend::Linux(k) => k.guest.image.label(),
         }
     }
@@ -58,10 +67,11 @@ impl Choice {
     /// The backends, model first.
     pub fn backends(self, kernel: Option<&str>, max_wall: Option<Duration>) -> Result<Vec<Backend>> {
         let linux = || Backend::linux(kernel, max_wall);
+        let model = Backend::Model { max_wall };
         Ok(match self {
-            Choice::Model => vec![Backend::Model],
+            Choice::Model => vec![model],
             Choice::Linux => vec![linux()?],
-            Choice::Both => vec![Backend::Model, linux()?],
+            Choice::Both => vec![model, linux()?],
         })
     }
 }

@@ -6,9 +6,17 @@
 //! order, so the output does not depend on `jobs` or on scheduling. A run
 //! keeps only what the commands print: its metric values, and (when asked,
 //! for plots) its traces and RPC latencies.
+//!
+//! With a [`Journal`], runs it already holds are not run again and every
+//! finished run is appended to it. Between runs the batch checks
+//! [`crate::interrupt`]: once interrupted it starts no new run (running
+//! runs stop at their next slice, [`crate::exec`]), and fails with
+//! [`crate::interrupt::interrupted`]; every run that finished is in the
+//! journal.
 
 use crate::error::{Error, Result};
 use crate::exec::{self, Extras};
+use crate::journal::Journal;
 use crate::metrics::{rpc_latencies, Metric, RpcLatencies};
 use crate::report::RunReport;
 use crate::schema::Scenario;
@@ -35,6 +43,9 @@ impl Progress for Quiet {}
 #[derive(Clone, Debug)]
 pub struct Job {
     pub scenario: Arc<Scenario>,
+    /// The scenario's identity with its overrides
+    /// ([`crate::overrides::ScenarioText::hash`]), for the journal.
+    pub scenario_hash: Arc<str>,
     pub metrics: Arc<Vec<Metric>>,
     pub seed: u64,
     /// Keep traces and RPC latencies (for plots of this run).
@@ -67,11 +78,51 @@ pub struct RunRecord {
     pub sim_s: f64,
 }
 
-/// Runs `jobs` on `threads` threads (≥ 1) and returns their records in
-/// job order. The first failing job (in job order) is the error.
-pub fn run_all(jobs: &[Job], threads: usize, progress: &dyn Progress) -> Result<Vec<RunRecord>> {
+/// Most worker threads per core: runs are CPU-bound, so more threads
+/// only add memory and scheduling (kernel guests wait a little on I/O).
+pub const MAX_THREADS_PER_CORE: usize = 4;
+
+/// The worker threads for `runs` runs when `requested` are asked for: at
+/// least 1, at most one per run and [`max_jobs`].
+pub fn worker_threads(requested: usize, runs: usize) -> usize {
+    requested.min(runs).min(max_jobs()).max(1)
+}
+
+/// The most worker threads a batch uses: [`MAX_THREADS_PER_CORE`] per core.
+pub fn max_jobs() -> usize {
+    default_jobs().saturating_mul(MAX_THREADS_PER_CORE)
+}
+
+/// Most runs one command may start unless raised (`--max-runs`): each run
+/// is kept in memory, and this many take days.
+pub const DEFAULT_MAX_RUNS: u64 = 1_000_000;
+
+/// Refuses a batch of `total` runs (None: past u64) above `max`, before
+/// anything is allocated for it. `what` says how the total came about.
+pub fn check_total_runs(total: Option<u64>, max: u64, what: &str) -> Result<()> {
+    match total {
+        Some(n) if n <= max => Ok(()),
+        _ => Err(Error::at(
+            "--max-runs",
+            format!(
+                "{what} is {} runs, more than the limit of {max}: fewer --runs or values, or raise --max-runs",
+                total.map_or_else(|| "more than 18446744073709551615".to_string(), |n| n.to_string())
+            ),
+        )),
+    }
+}
+
+/// Runs `jobs` on at most `threads` threads ([`worker_threads`]) and
+/// returns their records in job order. The first failing job (in job
+/// order) is the error; with an interruption, the interruption is.
+pub fn run_all(
+    jobs: &[Job],
+    threads: usize,
+    progress: &dyn Progress,
+    journal: Option<&Journal>,
+) -> Result<Vec<RunRecord>> {
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
+        .num_threads(worker_threads(threads, jobs.len()))
         .thread_name(|i| format!("tcplab-run-{i}"))
         .build()
         .map_err(|e| Error::at("--jobs", format!("cannot start worker threads: {e}")))?;
@@ -79,14 +130,39 @@ pub fn run_all(jobs: &[Job], threads: usize, progress: &dyn Progress) -> Result<
     let results: Vec<Result<RunRecord>> = pool.install(|| {
         jobs.par_iter()
             .map(|job| {
-                let r = run_one(job);
+                let r = run_journaled(job, journal);
                 progress.inc();
                 r
             })
             .collect()
     });
     progress.finish();
+    if crate::interrupt::requested() {
+        return Err(crate::interrupt::interrupted());
+    }
     results.into_iter().collect()
+}
+
+/// One job: from the journal if it holds it, else run (unless
+/// interrupted) and journaled.
+fn run_journaled(job: &Job, journal: Option<&Journal>) -> Result<RunRecord> {
+    let names: Vec<String> = job.metrics.iter().map(|m| m.name.clone()).collect();
+    let backend = job.backend.label();
+    // Runs kept for plots need their traces, and for CDFs their RPC
+    // latencies, which the journal does not hold: those always run.
+    let needs_more = job.keep || (job.keep_rpc && job.scenario.sim.flows.iter().any(crate::metrics::is_rpc_flow));
+    let journaled = journal.filter(|_| !needs_more);
+    if let Some(r) = journaled.and_then(|j| j.lookup(&job.scenario_hash, &backend, job.seed, &names)) {
+        return Ok(r);
+    }
+    if crate::interrupt::requested() {
+        return Err(crate::interrupt::interrupted());
+    }
+    let r = run_one(job)?;
+    if let Some(j) = journaled {
+        j.append(&job.scenario_hash, &backend, &names, &r)?;
+    }
+    Ok(r)
 }
 
 /// Runs one job on this thread.

@@ -36,6 +36,7 @@
 
 use crate::batch::{self, Job, Progress, RunRecord};
 use crate::error::{Error, Result};
+use crate::journal::Journal;
 use crate::metrics::{self, Metric};
 use crate::overrides::{Layers, ScenarioText, Setting};
 use crate::stats::{self, Summary};
@@ -74,6 +75,8 @@ pub struct CompareSpec {
     /// For plots: keep the traces of each arm's first run (seed 1) and
     /// every run's RPC latencies.
     pub keep_first: bool,
+    /// Most runs allowed (`--max-runs`; [`batch::DEFAULT_MAX_RUNS`]).
+    pub max_runs: u64,
 }
 
 /// A spec whose scenarios and metrics have been checked: nothing has run.
@@ -81,6 +84,8 @@ pub struct CompareSpec {
 pub struct Prepared {
     spec: CompareSpec,
     scenarios: Vec<Arc<crate::Scenario>>,
+    /// Each arm's scenario hash (journal identity).
+    hashes: Vec<Arc<str>>,
     metrics: Arc<Vec<Metric>>,
 }
 
@@ -118,6 +123,8 @@ impl CompareSpec {
     pub fn prepare(self) -> Result<Prepared> {
         check_runs(self.runs)?;
         check_jobs(self.jobs)?;
+        let total = (self.arms.len() as u64).checked_mul(u64::from(self.runs));
+        batch::check_total_runs(total, self.max_runs, &format!("{} arms x {} runs", self.arms.len(), self.runs))?;
         if self.arms.is_empty() {
             return Err(Error::msg("no arms to compare"));
         }
@@ -130,15 +137,18 @@ impl CompareSpec {
             }
         }
         let mut scenarios = Vec::new();
+        let mut hashes = Vec::new();
         let mut metrics: Option<Vec<Metric>> = None;
         for arm in &self.arms {
-            let sc = self.scenario.load(&layers(&self.base, arm), None)?;
+            let l = layers(&self.base, arm);
+            let sc = self.scenario.load(&l, None)?;
             let m = metrics::parse_all("--metric", &self.metrics, &sc)?;
             metrics.get_or_insert(m);
             scenarios.push(Arc::new(sc));
+            hashes.push(Arc::from(self.scenario.hash(&l)?));
         }
         let metrics = Arc::new(metrics.unwrap_or_default());
-        Ok(Prepared { spec: self, scenarios, metrics })
+        Ok(Prepared { spec: self, scenarios, hashes, metrics })
     }
 }
 
@@ -152,15 +162,26 @@ impl Prepared {
         self.spec.arms.len() as u64 * u64::from(self.spec.runs)
     }
 
+    /// The first run's scenario (for estimates).
+    pub fn first_scenario(&self) -> &crate::Scenario {
+        &self.scenarios[0]
+    }
+
     /// Runs every arm on seeds 1..=runs.
     pub fn run(self, progress: &dyn Progress) -> Result<Comparison> {
+        self.run_with(progress, None)
+    }
+
+    /// [`Prepared::run`], taking runs from and adding runs to `journal`.
+    pub fn run_with(self, progress: &dyn Progress, journal: Option<&Journal>) -> Result<Comparison> {
         let started = std::time::Instant::now();
         let spec = &self.spec;
         let mut jobs = Vec::new();
-        for (sc, arm) in self.scenarios.iter().zip(&spec.arms) {
+        for ((sc, arm), hash) in self.scenarios.iter().zip(&spec.arms).zip(&self.hashes) {
             for seed in 1..=u64::from(spec.runs) {
                 jobs.push(Job {
                     scenario: Arc::clone(sc),
+                    scenario_hash: Arc::clone(hash),
                     metrics: Arc::clone(&self.metrics),
                     seed,
                     keep: spec.keep_first && seed == 1,
@@ -169,7 +190,7 @@ impl Prepared {
                 });
             }
         }
-        let mut records = batch::run_all(&jobs, spec.jobs, progress)?.into_iter();
+        let mut records = batch::run_all(&jobs, spec.jobs, progress, journal)?.into_iter();
         let arms = spec
             .arms
             .iter()

@@ -58,6 +58,8 @@ pub struct DiffSpec {
     /// Empty: [`default_metrics`].
     pub metrics: Vec<String>,
     pub jobs: usize,
+    /// The model (with its `--max-wall`).
+    pub model: Backend,
     pub linux: Backend,
     /// Keep seed 1's traces for plots.
     pub keep_first: bool,
@@ -103,11 +105,12 @@ impl DiffSpec {
         let spec = CompareSpec {
             scenario: self.scenario,
             base: self.base,
-            arms: vec![arm("model", Backend::Model), arm("linux", self.linux)],
+            arms: vec![arm("model", self.model), arm("linux", self.linux)],
             runs: self.runs,
             metrics,
             jobs: self.jobs,
             keep_first: self.keep_first,
+            max_runs: crate::batch::DEFAULT_MAX_RUNS,
         };
         Ok(Diff { comparison: spec.prepare()?.run(progress)? })
     }

@@ -2,6 +2,12 @@
 //! in memory for plots, a packet tap for pcap capture, and progress
 //! reports, on the backend asked for. Tracing is on when a trace file, a
 //! plot, `run.trace_interval` or `run.goodput_window` needs it.
+//!
+//! A model run goes in slices of simulated time, and between slices it
+//! reports progress, stops at its wall-clock limit (`--max-wall`, an
+//! error) and stops when the user interrupts ([`crate::interrupt`]).
+//! Running in slices changes nothing: the simulator processes the same
+//! events in the same order.
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};
@@ -20,8 +26,7 @@ pub struct Extras<'a> {
     /// Observe every packet (pcap).
     pub tap: Option<PacketTap>,
     /// Called with the fraction of simulated time done (0 to 1], about
-    /// every 0.5 % of the run. Running in slices changes nothing: the
-    /// simulator processes the same events in the same order.
+    /// every 0.5 % of the run.
     pub progress: Option<&'a mut dyn FnMut(f64)>,
     /// Where to run: the model, or the kernel (no packet tap there).
     pub backend: Backend,
@@ -61,25 +66,53 @@ pub fn run(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
                 .into(),
         });
     }
+    let max_wall = match extras.backend {
+        Backend::Model { max_wall } => max_wall,
+        Backend::Linux(_) => None,
+    };
     let started = std::time::Instant::now();
     let mut sim = Sim::new(&cfg).map_err(crate::runner::validated_config_rejected)?;
     if let Some(tap) = extras.tap {
         sim.set_packet_tap(tap);
     }
-    match extras.progress {
-        None => sim.run_to_end(),
-        Some(report) => {
-            let total = cfg.duration.as_nanos();
-            let slice = (total / 200).max(1_000_000);
-            let mut t = slice;
-            while t < total {
-                sim.run_until(Instant::from_nanos(t));
-                report(t as f64 / total as f64);
-                t += slice;
-            }
+    let mut report = extras.progress;
+    let total = cfg.duration.as_nanos();
+    // 0.5 % of the run, but at most 10 ms simulated, so that a limit or an
+    // interruption is noticed soon even in a run of years.
+    let slice = (total / 200).clamp(1_000_000, 10_000_000);
+    let mut t = slice;
+    let stopped = loop {
+        if t >= total {
             sim.run_to_end();
-            report(1.0);
+            break None;
         }
+        sim.run_until(Instant::from_nanos(t));
+        if let Some(r) = report.as_mut() {
+            r(t as f64 / total as f64);
+        }
+        if crate::interrupt::requested() {
+            break Some(crate::interrupt::interrupted());
+        }
+        if let Some(limit) = max_wall.filter(|l| started.elapsed() > *l) {
+            break Some(Error::at(
+                format!("--max-wall {}", limit.as_secs_f64()),
+                format!(
+                    "the run passed its wall-clock limit at {} of {} simulated; raise --max-wall or shorten \
+                     run.duration",
+                    crate::units::format_time(tcplab_core::time::Duration::from_nanos(t)),
+                    crate::units::format_time(cfg.duration)
+                ),
+            ));
+        }
+        t += slice;
+    };
+    if let Some(e) = stopped {
+        // The packet tap (pcap) is dropped here, between two packets.
+        drop(sim.clear_packet_tap());
+        return Err(e);
+    }
+    if let Some(r) = report.as_mut() {
+        r(1.0);
     }
     let result = sim.result();
     let wall = started.elapsed();
@@ -88,4 +121,19 @@ pub fn run(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
         t.write(&result)?;
     }
     Ok(Outcome { result, wall, config: cfg, backend: "model".into() })
+}
+
+/// Packets per wall-clock second assumed when estimating how long a model
+/// run takes: about half what `tcplab bench` measures (docs/PERFORMANCE.md),
+/// as scenarios with more flows and links are slower per packet.
+pub const ESTIMATE_PACKETS_PER_SEC: f64 = 1e6;
+
+/// A rough upper estimate of a model run's wall-clock time: every link
+/// busy in one direction for the whole run with full-size (1500-byte)
+/// packets, at [`ESTIMATE_PACKETS_PER_SEC`]. Runs with idle links or
+/// application-limited flows take less.
+pub fn wall_estimate(sc: &Scenario) -> std::time::Duration {
+    let packets: f64 =
+        sc.sim.links.iter().map(|l| l.rate_bps as f64 / (8.0 * 1500.0) * sc.sim.duration.as_secs_f64()).sum();
+    std::time::Duration::try_from_secs_f64(packets / ESTIMATE_PACKETS_PER_SEC).unwrap_or(std::time::Duration::MAX)
 }

@@ -79,38 +79,46 @@ pub struct SuiteResult {
     pub entries: Vec<(Entry, Result<Diff>)>,
 }
 
+/// How every entry of a suite runs: the [`DiffSpec`] fields they share.
+pub struct SuiteSpec {
+    pub runs: u32,
+    pub jobs: usize,
+    pub model: Backend,
+    pub linux: Backend,
+    /// Keep seed 1's traces for plots.
+    pub keep_first: bool,
+}
+
 /// Runs every entry on both backends.
 pub fn run(
     entries: &[Entry],
     root: &Path,
-    runs: u32,
-    jobs: usize,
-    linux: &Backend,
-    keep_first: bool,
+    spec: &SuiteSpec,
     progress: &dyn Fn(&str) -> Box<dyn Progress>,
 ) -> Result<SuiteResult> {
     let mut out = Vec::new();
     for e in entries {
         let file = root.join(&e.file);
         let diff = (|| {
-            let spec = DiffSpec {
+            let diff = DiffSpec {
                 scenario: ScenarioText::read(&file.display().to_string())?,
                 base: e.set.iter().map(|s| parse_one(&format!("scenario {}", e.name), s)).collect::<Result<_>>()?,
-                runs,
+                runs: spec.runs,
                 metrics: Vec::new(),
-                jobs,
-                linux: linux.clone(),
-                keep_first,
+                jobs: spec.jobs,
+                model: spec.model.clone(),
+                linux: spec.linux.clone(),
+                keep_first: spec.keep_first,
             };
             let bar = progress(&e.name);
-            spec.run(bar.as_ref())
+            diff.run(bar.as_ref())
         })();
         if let Err(err) = &diff {
             eprintln!("tcplab: faithfulness: {}: {err}", e.name);
         }
         out.push((e.clone(), diff));
     }
-    Ok(SuiteResult { runs, entries: out })
+    Ok(SuiteResult { runs: spec.runs, entries: out })
 }
 
 /// A metric's verdict against the targets.

@@ -274,7 +274,7 @@ pub static KNOBS: &[Knob] = &[
     },
     Knob {
         name: "hz",
-        kind: Kind::U32 { acc: |c| &mut c.hz, min: 100, max: 1000, unit: IntUnit::OneOf(&[100, 250, 300, 1000]) },
+        kind: Kind::U32 { acc: |c| &mut c.hz, min: 100, max: 1000, unit: IntUnit::OneOf(tcplab_core::config::HZ_VALUES) },
         doc: "CONFIG_HZ of the modelled kernel (jiffies; CUBIC's clock).",
     },
     Knob {

@@ -102,6 +102,12 @@ impl Outputs {
         self.files.push(path.to_path_buf());
     }
 
+    /// Keeps one file, whatever happens to the rest (an interrupted run's
+    /// completed pcap files). Its directory then stays too.
+    pub fn keep(&mut self, path: &Path) {
+        self.files.retain(|f| f != path);
+    }
+
     /// Keeps every output: the command succeeded.
     pub fn commit(mut self) {
         self.committed = true;

@@ -19,6 +19,7 @@
 //! machines can be checked before they are merged.
 
 use crate::error::{Error, Result};
+use crate::input;
 use crate::schema::{load_str, Scenario};
 use crate::tree::{Source, Tree, Value};
 
@@ -126,14 +127,10 @@ pub struct ScenarioText {
 }
 
 impl ScenarioText {
-    /// Reads `path` (UTF-8).
+    /// Reads `path`: a regular file of UTF-8 text, at most
+    /// [`input::SCENARIO_LIMIT`] bytes.
     pub fn read(path: &str) -> Result<ScenarioText> {
-        let bytes = std::fs::read(path).map_err(|e| Error::at(path, format!("cannot read scenario file: {e}")))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
-            Error::at(format!("{path}:{line}"), "scenario file is not UTF-8 text")
-        })?;
+        let text = input::read_text(std::path::Path::new(path), "scenario file", input::SCENARIO_LIMIT)?;
         Ok(ScenarioText { name: path.to_string(), text })
     }
 

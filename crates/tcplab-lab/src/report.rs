@@ -24,7 +24,7 @@
 //!     "final_cwnd": 170,           // tcpi_snd_cwnd at the end, segments
 //!     "final_ssthresh": 120,       // tcpi_snd_ssthresh at the end, segments
 //!     "srtt_us": 21000,            // tcpi_rtt at the end, µs
-//!     "min_rtt_us": 20000,         // tcpi_min_rtt, µs
+//!     "min_rtt_us": 20000 | null,  // tcpi_min_rtt, µs; null before any RTT sample
 //!     "completed_at_s": null,      // when a finite transfer finished
 //!     "goodput_last_bps": 9.4e7 | null,  // over the last run.goodput_window
 //!     "counters": { "TcpExtTCPDelivered": 1, ... },  // this flow, every counter
@@ -80,6 +80,10 @@ pub struct RunReport {
     pub counters: BTreeMap<&'static str, u64>,
 }
 
+/// `tcp_min_rtt()` before the first RTT sample: Linux resets the filter
+/// to `~0U` (`tcp_init_sock`), on both backends.
+pub const NO_RTT_SAMPLE: u32 = u32::MAX;
+
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowReport {
     pub id: String,
@@ -92,7 +96,9 @@ pub struct FlowReport {
     pub final_cwnd: u32,
     pub final_ssthresh: u32,
     pub srtt_us: u32,
-    pub min_rtt_us: u32,
+    /// `tcpi_min_rtt`, or None where Linux reports its "no sample yet"
+    /// value `~0U` (a flow that never had an ACK timed), which is no RTT.
+    pub min_rtt_us: Option<u32>,
     pub completed_at_s: Option<f64>,
     pub goodput_last_bps: Option<f64>,
     pub counters: BTreeMap<&'static str, u64>,
@@ -240,7 +246,7 @@ impl RunReport {
                     final_cwnd: f.sender_info.snd_cwnd,
                     final_ssthresh: f.sender_info.snd_ssthresh,
                     srtt_us: f.sender_info.rtt_us,
-                    min_rtt_us: f.sender_info.min_rtt_us,
+                    min_rtt_us: Some(f.sender_info.min_rtt_us).filter(|us| *us != NO_RTT_SAMPLE),
                     completed_at_s: f.completed_at.map(|d| d.as_secs_f64()),
                     goodput_last_bps,
                     counters: counter_map(&f.counters),

@@ -5,6 +5,7 @@
 //! simulation.
 
 use crate::error::{Error, Result};
+use crate::outputs::Outputs;
 use crate::schema::Scenario;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -57,15 +58,16 @@ pub struct TraceSink {
 }
 
 impl TraceSink {
-    /// Creates `dir` (and parents) and one file per flow of `sc`. Errors
+    /// Creates `dir` (and parents) and one file per flow of `sc`, all
+    /// through `out`, so that a failed command removes them again. Errors
     /// name the `--trace` argument and the path that failed.
-    pub fn create(dir: &Path, sc: &Scenario) -> Result<TraceSink> {
+    pub fn create(out: &mut Outputs, dir: &Path, sc: &Scenario) -> Result<TraceSink> {
         let loc = format!("--trace {}", dir.display());
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::at(&loc, format!("cannot create directory {}: {e}", dir.display())))?;
+        out.dir("--trace", dir)?;
         let mut files = Vec::new();
         for f in &sc.sim.flows {
             let path = dir.join(format!("{}.csv", f.id));
+            out.track(&path);
             let file =
                 File::create(&path).map_err(|e| Error::at(&loc, format!("cannot write {}: {e}", path.display())))?;
             files.push((f.id.clone(), path, file));

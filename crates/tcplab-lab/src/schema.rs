@@ -344,6 +344,9 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
     // [[node]]
     let nodes = array_of_tables(&root, "node")?;
     let mut node_cfgs: Vec<NodeConfig> = Vec::new();
+    // Where each node's `kind` was given, so that a conflict it causes
+    // (a flow from a node made a switch) is reported where it was given.
+    let mut kind_origins: Vec<Option<Origin>> = Vec::new();
     for (i, n) in nodes.iter().enumerate() {
         let path = format!("node[{i}]");
         let t = F { src, node: n, path: &path }.table("a table")?;
@@ -371,6 +374,7 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
             .unwrap_or_default();
         let offloads = t.get("offloads", |f| f.bool01())?.unwrap_or(false);
         node_cfgs.push(NodeConfig { name, kind, qdisc, offloads });
+        kind_origins.push(t.table.get("kind").map(|e| e.node.origin.clone()));
     }
     if node_cfgs.is_empty() {
         return Err(src.error(
@@ -406,7 +410,8 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
     for (i, fl) in flows.iter().enumerate() {
         let path = format!("flow[{i}]");
         let f = F { src, node: fl, path: &path };
-        let flow = flow_config(f, duration, &node_cfgs, &link_cfgs, tcp_defaults.as_ref())?;
+        let hosts = Hosts { nodes: &node_cfgs, kind_origins: &kind_origins };
+        let flow = flow_config(f, duration, hosts, &link_cfgs, tcp_defaults.as_ref())?;
         if flow_cfgs.iter().any(|c| c.id == flow.id) {
             return Err(f.table("a table")?.err_at("id", format!("duplicate flow id {:?}", flow.id)));
         }
@@ -440,11 +445,24 @@ fn find_node(f: F<'_>, nodes: &[NodeConfig]) -> Result<usize> {
     })
 }
 
-/// A host name that exists in `nodes`, as its index.
-fn find_host(f: F<'_>, nodes: &[NodeConfig]) -> Result<usize> {
+/// The nodes, with where each one's `kind` was given.
+#[derive(Clone, Copy)]
+struct Hosts<'a> {
+    nodes: &'a [NodeConfig],
+    kind_origins: &'a [Option<Origin>],
+}
+
+/// A host name that exists in `nodes`, as its index. When a `--set` made
+/// the node a switch, the error is located at that `--set`.
+fn find_host(f: F<'_>, hosts: Hosts<'_>) -> Result<usize> {
+    let nodes = hosts.nodes;
     let n = find_node(f, nodes)?;
     if nodes[n].kind != NodeKind::Host {
-        return Err(f.err(format!("node {:?} is a switch; flows run between hosts", nodes[n].name)));
+        let msg = format!("node {:?} is a switch; flows run between hosts", nodes[n].name);
+        if let Some(o @ Origin::Set(_)) = hosts.kind_origins.get(n).and_then(Option::as_ref) {
+            return Err(f.src.error(o, f.path, format!("{msg} (this --set made node[{n}] a switch)")));
+        }
+        return Err(f.err(msg));
     }
     Ok(n)
 }
@@ -499,10 +517,11 @@ fn link_config(f: F<'_>, nodes: &[NodeConfig]) -> Result<LinkConfig> {
 fn flow_config(
     f: F<'_>,
     duration: Duration,
-    nodes: &[NodeConfig],
+    hosts: Hosts<'_>,
     links: &[LinkConfig],
     tcp_defaults: Option<&T<'_>>,
 ) -> Result<FlowConfig> {
+    let nodes = hosts.nodes;
     let (src, path) = (f.src, f.path);
     let t = f.table("a table")?;
     t.only(&[
@@ -520,9 +539,9 @@ fn flow_config(
         "duration_each",
     ])?;
     let id = t.req("id", check_name)?;
-    let from = t.req("from", |f| find_host(f, nodes))?;
+    let from = t.req("from", |f| find_host(f, hosts))?;
     let to = t.req("to", |f| {
-        let to = find_host(f, nodes)?;
+        let to = find_host(f, hosts)?;
         if to == from {
             return Err(f.err(format!("flow goes from node {:?} to itself", nodes[to].name)));
         }
@@ -1116,13 +1135,14 @@ fn set_knob<C>(f: F<'_>, knob: &knobs::Knob<C>, cfg: &mut C) -> Result<()> {
                 }
                 _ => return Err(f.wrong(&type_desc(knob))),
             };
-            if v < u64::from(*min) || v > u64::from(*max) {
-                return Err(f.err(format!("must be between {min} and {max}, found {v}")));
-            }
+            // A knob of listed values says which (HZ: the values Linux offers).
             if let IntUnit::OneOf(allowed) = unit {
                 if !allowed.iter().any(|a| u64::from(*a) == v) {
                     return Err(f.err(format!("must be {}, found {v}", type_desc(knob))));
                 }
+            }
+            if v < u64::from(*min) || v > u64::from(*max) {
+                return Err(f.err(format!("must be between {min} and {max}, found {v}")));
             }
             *acc(cfg) = v as u32;
         }

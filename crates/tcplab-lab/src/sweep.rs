@@ -42,6 +42,7 @@
 use crate::batch::{self, Job, Progress};
 use crate::compare::{check_jobs, check_runs, table, VERSION};
 use crate::error::{Error, Result};
+use crate::journal::Journal;
 use crate::metrics::{self, Metric};
 use crate::overrides::{parse_one, split_top_level, Layers, ScenarioText, Setting};
 use crate::stats::{self, Summary};
@@ -102,6 +103,8 @@ pub struct SweepSpec {
     pub jobs: usize,
     /// Where the runs run.
     pub backend: crate::backend::Backend,
+    /// Most runs allowed (`--max-runs`; [`batch::DEFAULT_MAX_RUNS`]).
+    pub max_runs: u64,
 }
 
 /// One run of a sweep (also the merge input).
@@ -187,6 +190,15 @@ impl SweepSpec {
     pub fn prepare(self) -> Result<PreparedSweep> {
         check_runs(self.runs)?;
         check_jobs(self.jobs)?;
+        // The size first, before a point or a job is made.
+        let sizes: Vec<String> = self.vary.iter().map(|v| v.values.len().to_string()).collect();
+        let total = self.vary.iter().try_fold(u64::from(self.runs), |n, v| n.checked_mul(v.values.len() as u64));
+        let what = if sizes.is_empty() {
+            format!("{} runs", self.runs)
+        } else {
+            format!("{} points x {} runs", sizes.join(" x "), self.runs)
+        };
+        batch::check_total_runs(total, self.max_runs, &format!("this sweep ({what})"))?;
         for (i, v) in self.vary.iter().enumerate() {
             if self.vary[..i].iter().any(|w| w.key == v.key) {
                 return Err(Error::at(
@@ -220,11 +232,22 @@ impl PreparedSweep {
         }
     }
 
+    /// The first point's scenario (for estimates).
+    pub fn first_scenario(&self) -> &crate::Scenario {
+        &self.points[0].1
+    }
+
     pub fn run(self, progress: &dyn Progress) -> Result<SweepResult> {
+        self.run_with(progress, None)
+    }
+
+    /// [`PreparedSweep::run`], taking runs from and adding runs to `journal`.
+    pub fn run_with(self, progress: &dyn Progress, journal: Option<&Journal>) -> Result<SweepResult> {
         let runs = u64::from(self.spec.runs);
         let mut jobs = Vec::new();
         let mut owner = Vec::new();
-        for (pi, (_, sc, _)) in self.points.iter().enumerate() {
+        for (pi, (_, sc, hash)) in self.points.iter().enumerate() {
+            let hash: Arc<str> = Arc::from(hash.as_str());
             for seed in 1..=runs {
                 let j = pi as u64 * runs + (seed - 1);
                 if let Some(s) = self.spec.shard {
@@ -234,6 +257,7 @@ impl PreparedSweep {
                 }
                 jobs.push(Job {
                     scenario: Arc::clone(sc),
+                    scenario_hash: Arc::clone(&hash),
                     metrics: Arc::clone(&self.metrics),
                     seed,
                     keep: false,
@@ -243,7 +267,7 @@ impl PreparedSweep {
                 owner.push(pi);
             }
         }
-        let records = batch::run_all(&jobs, self.spec.jobs, progress)?;
+        let records = batch::run_all(&jobs, self.spec.jobs, progress, journal)?;
         let mut per_point: Vec<Vec<SweepRun>> = vec![Vec::new(); self.points.len()];
         for (rec, pi) in records.into_iter().zip(owner) {
             per_point[pi].push(SweepRun {
@@ -294,11 +318,11 @@ fn summaries(names: &[String], runs: &[SweepRun]) -> BTreeMap<String, Option<Sum
         .collect()
 }
 
+/// The units a metric can have in JSON.
+const UNITS: [metrics::Unit; 4] = [metrics::BITS_PER_SEC, metrics::MICROSECONDS, metrics::COUNT, metrics::INDEX];
+
 fn unit_for(json_unit: &str) -> metrics::Unit {
-    [metrics::BITS_PER_SEC, metrics::MICROSECONDS, metrics::COUNT, metrics::INDEX]
-        .into_iter()
-        .find(|u| u.json == json_unit)
-        .unwrap_or(metrics::COUNT)
+    UNITS.into_iter().find(|u| u.json == json_unit).unwrap_or(metrics::COUNT)
 }
 
 impl SweepResult {
@@ -427,7 +451,84 @@ struct FileIn {
 struct PointIn {
     settings: BTreeMap<String, String>,
     scenario_hash: String,
-    runs: Vec<SweepRun>,
+    runs: Vec<RunIn>,
+}
+
+/// A run as read: its metrics keep every key in file order, so that a
+/// duplicated key is seen (a map would keep one of them silently).
+#[derive(Deserialize)]
+struct RunIn {
+    seed: u64,
+    scenario_hash: String,
+    tcplab_version: String,
+    metrics: Entries,
+}
+
+/// A JSON object's entries, in order, duplicates kept.
+struct Entries(Vec<(String, f64)>);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Entries, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Entries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of metric values")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> std::result::Result<Entries, A::Error> {
+                let mut v = Vec::new();
+                while let Some(entry) = m.next_entry::<String, f64>()? {
+                    v.push(entry);
+                }
+                Ok(Entries(v))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Checks a shard's metric list: known units, no name twice.
+fn check_metric_set(name: &str, metrics: &[MetricDesc]) -> Result<()> {
+    for (i, m) in metrics.iter().enumerate() {
+        if metrics[..i].iter().any(|o| o.name == m.name) {
+            return Err(Error::at(name, format!("metrics: {:?} is listed twice", m.name)));
+        }
+        if !UNITS.iter().any(|u| u.json == m.unit) {
+            let known: Vec<&str> = UNITS.iter().map(|u| u.json).collect();
+            return Err(Error::at(
+                name,
+                format!("metrics: {:?} has unit {:?}, not one of {}", m.name, m.unit, known.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A run read from a shard as a [`SweepRun`], if its metrics are exactly
+/// the sweep's: every metric once, nothing else. A run short of a metric
+/// would silently shrink that metric's n; refusing it names the shard,
+/// the point and the seed.
+fn checked_run(name: &str, pi: usize, r: &RunIn, set: &[MetricDesc]) -> Result<SweepRun> {
+    let at = |msg: String| Error::at(name, format!("point {pi} seed {}: {msg}", r.seed));
+    let mut metrics = BTreeMap::new();
+    for (k, v) in &r.metrics.0 {
+        if !set.iter().any(|m| m.name == *k) {
+            let known: Vec<&str> = set.iter().map(|m| m.name.as_str()).collect();
+            return Err(at(format!("metric {k:?} is not one of the sweep's ({})", known.join(", "))));
+        }
+        if metrics.insert(k.clone(), *v).is_some() {
+            return Err(at(format!("metric {k:?} is given twice")));
+        }
+    }
+    if let Some(m) = set.iter().find(|m| !metrics.contains_key(&m.name)) {
+        return Err(at(format!("metric {:?} is missing; every run must have every metric of the sweep", m.name)));
+    }
+    Ok(SweepRun {
+        seed: r.seed,
+        scenario_hash: r.scenario_hash.clone(),
+        tcplab_version: r.tcplab_version.clone(),
+        metrics,
+    })
 }
 
 /// Joins shard outputs `(name, JSON text)` into one sweep. Returns the
@@ -444,6 +545,7 @@ pub fn merge(files: &[(String, String)]) -> Result<(SweepResult, Vec<String>)> {
         if f.tcplab_sweep != SWEEP_FORMAT {
             return Err(Error::at(name, format!("sweep format {} (this tcplab reads {SWEEP_FORMAT})", f.tcplab_sweep)));
         }
+        check_metric_set(name, &f.metrics)?;
         parsed.push((name, f));
     }
     let (first_name, first) = &parsed[0];
@@ -476,6 +578,7 @@ pub fn merge(files: &[(String, String)]) -> Result<(SweepResult, Vec<String>)> {
         let mut by_seed: BTreeMap<u64, (SweepRun, &str)> = BTreeMap::new();
         for (name, f) in &parsed {
             for r in &f.points[pi].runs {
+                let r = &checked_run(name, pi, r, &first.metrics)?;
                 if r.scenario_hash != p0.scenario_hash {
                     return Err(Error::at(
                         *name,
@@ -586,6 +689,55 @@ mod tests {
     #[test]
     fn test_csv_quoting() {
         assert_eq!(csv_line(&["a".into(), "b,c".into(), "d\"e".into()]), "a,\"b,c\",\"d\"\"e\"\n");
+    }
+
+    /// A shard with one run of two points, `metrics` being that run's
+    /// metrics object.
+    fn shard(metrics: &str) -> String {
+        format!(
+            r#"{{"tcplab_sweep":1,"scenario":"s.toml","scenario_hash":"fnv1a64:1","set":[],"vary":[],
+            "runs_per_point":2,"metrics":[{{"name":"goodput","unit":"bit/s"}},{{"name":"jain","unit":"index"}}],
+            "shard":{{"k":1,"n":1}},"points":[{{"settings":{{}},"scenario_hash":"fnv1a64:2","runs":[
+            {{"seed":1,"scenario_hash":"fnv1a64:2","tcplab_version":"0.1.0","metrics":{{"goodput":1.0,"jain":1.0}}}},
+            {{"seed":2,"scenario_hash":"fnv1a64:2","tcplab_version":"0.1.0","metrics":{metrics}}}]}}]}}"#
+        )
+    }
+
+    #[test]
+    fn test_merge_refuses_runs_without_exactly_the_sweeps_metrics() {
+        let (ok, _) = merge(&[("a.json".into(), shard(r#"{"goodput":2.0,"jain":0.9}"#))]).unwrap();
+        assert_eq!(ok.points[0].summary["goodput"].as_ref().unwrap().n, 2);
+        for (metrics, says) in [
+            ("{}", r#"a.json: point 0 seed 2: metric "goodput" is missing"#),
+            (r#"{"goodput":2.0}"#, r#"a.json: point 0 seed 2: metric "jain" is missing"#),
+            (r#"{"goodput":2.0,"jain":1.0,"rtt":5.0}"#, r#"a.json: point 0 seed 2: metric "rtt" is not one of"#),
+            (
+                r#"{"goodput":2.0,"goodput":3.0,"jain":1.0}"#,
+                r#"a.json: point 0 seed 2: metric "goodput" is given twice"#,
+            ),
+        ] {
+            let e = merge(&[("a.json".into(), shard(metrics))]).unwrap_err().to_string();
+            assert!(e.starts_with(says), "{metrics}: {e}");
+        }
+        let invented = shard(r#"{"goodput":2.0,"jain":0.9}"#).replace(r#""unit":"index""#, r#""unit":"furlongs""#);
+        let e = merge(&[("a.json".into(), invented)]).unwrap_err().to_string();
+        assert!(e.starts_with(r#"a.json: metrics: "jain" has unit "furlongs", not one of"#), "{e}");
+        let twice = shard(r#"{"goodput":2.0,"jain":0.9}"#).replace(r#""name":"jain""#, r#""name":"goodput""#);
+        let e = merge(&[("a.json".into(), twice)]).unwrap_err().to_string();
+        assert!(e.starts_with(r#"a.json: metrics: "goodput" is listed twice"#), "{e}");
+    }
+
+    #[test]
+    fn test_merge_keeps_values_bit_for_bit() {
+        // Found by fuzzing (fuzz/corpus/merge/regression-float-roundtrip):
+        // serde_json's default float parsing is off by one ulp for some
+        // values, so a merged sweep differed from the unsharded one.
+        let text = shard(r#"{"goodput":1.1111111111111164e+72,"jain":0.9}"#);
+        let (merged, _) = merge(&[("a.json".into(), text)]).unwrap();
+        let json = merged.to_json();
+        assert!(json.contains("1.1111111111111164e+72"), "{json}");
+        let (again, _) = merge(&[("m.json".into(), json.clone())]).unwrap();
+        assert_eq!(again.to_json(), json);
     }
 
     #[test]

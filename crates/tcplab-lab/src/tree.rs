@@ -333,18 +333,39 @@ fn render(segs: &[Seg]) -> String {
 /// Parses the right-hand side of `--set`: a TOML value if it is one
 /// (`10`, `true`, `"x"`, `[1, 2]`, `{ min = "1ms", max = "2ms" }`),
 /// otherwise the text itself as a string (`50Mbit`, `reno`).
-pub fn parse_set_value(text: &str, origin: &Origin) -> Node {
+///
+/// Text that can only have been meant as a number, an array, an inline
+/// table or a quoted string (`99999999999999999999`, `[1, 2`) is not
+/// taken as a string: its TOML error is the message, since "expected an
+/// integer, found a string" would blame the wrong thing.
+pub fn parse_set_value(text: &str, origin: &Origin) -> std::result::Result<Node, String> {
     let doc = format!("v = {text}\n");
-    if let Ok(d) = toml_edit::Document::parse(doc.as_str()) {
-        if let Some(item) = d.as_table().get("v") {
-            if d.as_table().len() == 1 {
+    match toml_edit::Document::parse(doc.as_str()) {
+        Ok(d) => {
+            if let (Some(item), 1) = (d.as_table().get("v"), d.as_table().len()) {
                 let mut node = conv_item(item, origin);
                 reorigin(&mut node, origin);
-                return node;
+                return Ok(node);
+            }
+        }
+        Err(e) => {
+            let t = text.trim_start();
+            let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+            if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit() || c == '_') {
+                return Err(format!("integer {text} is out of range (TOML integers are at most {})", i64::MAX));
+            }
+            if t.starts_with(['[', '{', '"', '\'']) {
+                let what = match t.chars().next() {
+                    Some('[') => "array",
+                    Some('{') => "inline table",
+                    _ => "string",
+                };
+                let msg = e.message().trim().replace('\n', "; ");
+                return Err(format!("{text} is not a valid TOML {what}: {msg}"));
             }
         }
     }
-    Node { value: Value::String(text.to_string()), origin: origin.clone() }
+    Ok(Node { value: Value::String(text.to_string()), origin: origin.clone() })
 }
 
 /// Sets the origin of a node and everything under it.
@@ -392,7 +413,11 @@ impl Tree {
             return Err(Error::at(loc, "expected KEY=VALUE, e.g. --set link.bottleneck.rate=50Mbit"));
         };
         let segs = parse_path(key).map_err(|m| Error::at(loc.clone(), format!("bad key {key:?}: {m}")))?;
-        let node = parse_set_value(value.trim(), &origin);
+        let node = parse_set_value(value.trim(), &origin).map_err(|m| Error {
+            location: Some(loc.clone()),
+            path: Some(key.trim().to_string()),
+            message: m,
+        })?;
         set_at(&mut self.root, &segs, 0, node, &origin).map_err(|(at, m)| Error {
             location: Some(loc),
             path: Some(render(&segs[..at.min(segs.len())])),
@@ -533,6 +558,26 @@ mod tests {
         assert!(t.apply_set("=1").is_err());
         assert!(t.apply_set("a..b=1").is_err());
         assert!(t.apply_set("link[9].rate=1").is_err());
+    }
+
+    #[test]
+    fn test_set_values_that_are_not_toml_say_why() {
+        let mut t = tree();
+        let e = t.apply_set("run.seed=99999999999999999999").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--set run.seed=99999999999999999999: run.seed: integer 99999999999999999999 is out of range \
+             (TOML integers are at most 9223372036854775807)"
+        );
+        let e = t.apply_set("tcp.tcp_rmem=[-1,0,99999999999999999999]").unwrap_err().to_string();
+        assert!(
+            e.starts_with("--set tcp.tcp_rmem=[-1,0,99999999999999999999]: tcp.tcp_rmem: [-1,0,99999999999999999999] is not a valid TOML array: "),
+            "{e}"
+        );
+        assert!(!e.contains("string"), "{e}");
+        // Bare words stay strings, as before.
+        t.apply_set("link.bn.rate=50Mbit").unwrap();
+        t.apply_set("run.seed=-5").unwrap();
     }
 
     #[test]

@@ -115,6 +115,7 @@ fn spec(jobs: usize) -> CompareSpec {
         metrics: vec!["goodput".into(), "TcpRetransSegs".into()],
         jobs,
         keep_first: false,
+        max_runs: tcplab_lab::batch::DEFAULT_MAX_RUNS,
     }
 }
 
@@ -137,4 +138,28 @@ fn test_compare_is_deterministic_across_jobs() {
     assert!(v.len() > 1, "seeds should give different goodput: {v:?}");
     let s = a.arms[0].summary[0].as_ref().unwrap();
     assert!(s.ci95[0] <= s.median && s.median <= s.ci95[1]);
+}
+
+/// Records the size of the worker pool a batch runs on.
+struct PoolSize(std::sync::atomic::AtomicUsize);
+
+impl tcplab_lab::batch::Progress for PoolSize {
+    fn inc(&self) {
+        // Called on a worker thread of the batch's pool.
+        self.0.fetch_max(rayon::current_num_threads(), std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn test_batch_threads_are_capped_by_runs_and_cores() {
+    // `--jobs 100000` once started 100,000 threads for a handful of runs.
+    let pool = PoolSize(0.into());
+    let mut s = spec(100_000);
+    s.runs = 1;
+    s.base.extend(parse_list("--set", "run.duration=100ms").unwrap());
+    s.prepare().unwrap().run(&pool).unwrap();
+    assert_eq!(pool.0.into_inner(), 2, "one thread per run (2 arms x 1 run)");
+    assert!(tcplab_lab::batch::worker_threads(100_000, 1_000_000) <= tcplab_lab::batch::max_jobs());
+    assert_eq!(tcplab_lab::batch::worker_threads(100_000, 3), 3.min(tcplab_lab::batch::max_jobs()));
+    assert_eq!(tcplab_lab::batch::worker_threads(0, 3), 1);
 }

@@ -183,7 +183,7 @@ impl Harness {
         if self.depth > 8 {
             return Err(format!("harness files nested too deeply at `{shown}`"));
         }
-        let text = std::fs::read_to_string(&path)
+        let text = crate::read_file(&path)
             .map_err(|e| format!("harness file {} not readable ({e}) for `{shown}`", path.display()))?;
         let saved = std::mem::replace(&mut self.script_dir, path.parent().map(Path::to_path_buf).unwrap_or_default());
         self.depth += 1;

@@ -61,9 +61,31 @@ pub fn run_script(path: &Path) -> ScriptResult {
     run_script_with(path, &RunOptions::default())
 }
 
+/// Largest script or harness file read (bytes); Linux's are a few KB.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Reads a script or a file it sources: a regular file of UTF-8 text of
+/// at most [`MAX_FILE_BYTES`], so that `/dev/zero` or a FIFO is refused at
+/// once instead of read forever. (tcplab-lab's `input::read_text` does the
+/// same for scenario files; this crate does not depend on the lab.)
+pub fn read_file(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file (a device, FIFO or socket)".into());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!("larger than {} MiB", MAX_FILE_BYTES >> 20));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+}
+
 /// Runs one script file.
 pub fn run_script_with(path: &Path, opts: &RunOptions) -> ScriptResult {
-    match std::fs::read_to_string(path) {
+    match read_file(path) {
         Ok(src) => run_source(&src, path, opts),
         Err(e) => ScriptResult {
             path: path.to_path_buf(),
@@ -154,8 +176,13 @@ pub fn collect_scripts(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     for p in paths {
         if p.is_dir() {
             walk(p, &mut out)?;
-        } else if p.exists() {
+        } else if p.is_file() {
             out.push(p.clone());
+        } else if p.exists() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{}: not a regular file or directory (a device, FIFO or socket)", p.display()),
+            ));
         } else {
             return Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("{} does not exist", p.display())));
         }

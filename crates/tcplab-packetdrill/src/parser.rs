@@ -37,16 +37,26 @@ impl fmt::Display for ParseError {
     }
 }
 
+/// How deep an expression may nest: brackets, braces, calls, `NAME=`
+/// assignments, and operands of one `|` chain each count one level.
+/// Linux's scripts nest 3 deep at most; the bound keeps the recursive
+/// parser, and the recursive walks and drop of the tree it builds, within
+/// a thread's stack on hostile input (10,000 brackets overflowed it).
+pub const MAX_EXPR_DEPTH: u32 = 100;
+
 /// Parses a script.
 pub fn parse(src: &str) -> Result<Script, ParseError> {
     let toks = tokenize(src).map_err(|e| ParseError { line: e.line, col: e.col, message: e.message })?;
-    let mut p = Parser { toks, pos: 0 };
+    let mut p = Parser { toks, pos: 0, depth: 0 };
     p.script()
 }
 
 struct Parser {
     toks: Vec<Token>,
     pos: usize,
+    /// Expression nesting at the current position ([`MAX_EXPR_DEPTH`]).
+    /// Not restored on errors: the first error ends the parse.
+    depth: u32,
 }
 
 type PResult<T> = Result<T, ParseError>;
@@ -157,7 +167,10 @@ impl Parser {
     fn time_value(&mut self) -> PResult<i64> {
         let t = self.next();
         match t.tok {
-            Tok::Int(v) if v >= 0 => Ok(v * 1_000_000),
+            Tok::Int(v) if v >= 0 => match v.checked_mul(1_000_000) {
+                Some(us) => Ok(us),
+                None => self.semantic(t.line, t.col, "time out of range"),
+            },
             Tok::Int(_) => self.semantic(t.line, t.col, "negative time"),
             Tok::Float => match decimal_to_usecs(&t.text) {
                 Some(us) => Ok(us),
@@ -467,12 +480,29 @@ impl Parser {
     }
 
     fn expr(&mut self) -> PResult<Expr> {
+        self.enter()?;
         let mut e = self.atom()?;
+        let mut chain = 0;
         while self.eat_punct('|') {
+            // `A|B|C` nests left: each operand is one level deeper.
+            self.enter()?;
+            chain += 1;
             let r = self.atom()?;
             e = Expr::Or(Box::new(e), Box::new(r));
         }
+        self.depth -= 1 + chain;
         Ok(e)
+    }
+
+    /// One level deeper into an expression, or an error at the current
+    /// token past [`MAX_EXPR_DEPTH`].
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_EXPR_DEPTH {
+            let t = self.peek().clone();
+            return self.err_at(&t, format!("expression nested more than {MAX_EXPR_DEPTH} levels deep"));
+        }
+        Ok(())
     }
 
     fn atom(&mut self) -> PResult<Expr> {
@@ -544,6 +574,37 @@ mod tests {
         let e = parse("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 > S 0:0 ack 1").unwrap_err();
         assert_eq!((e.line, e.col), (2, 12));
         assert!(e.message.contains("expected '('"), "{}", e.message);
+    }
+
+    #[test]
+    fn test_parse_deep_nesting_is_an_error_at_its_line() {
+        // 10,000 brackets used to overflow the stack; now an error at the
+        // line, on a thread with the default 2 MiB stack of spawned threads.
+        let deep = format!(
+            "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 setsockopt(3, SOL_SOCKET, SO_REUSEADDR, {}1{}, 4) = 0\n",
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        );
+        let chain = format!("0 fcntl(3, F_SETFL, {}) = 0\n", vec!["O_RDWR"; 100_000].join("|"));
+        let (deep, chain) = std::thread::spawn(move || (parse(&deep), parse(&chain))).join().expect("no overflow");
+        let e = deep.unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("nested more than 100 levels"), "{e}");
+        let e = chain.unwrap_err();
+        assert_eq!(e.line, 1, "{e}");
+        // At the bound, it parses.
+        let ok = format!("0 setsockopt(3, SOL_SOCKET, SO_REUSEADDR, {}1{}, 4) = 0", "[".repeat(98), "]".repeat(98));
+        assert!(std::thread::spawn(move || parse(&ok).is_ok()).join().expect("no overflow"));
+    }
+
+    #[test]
+    fn test_parse_huge_time_is_an_error() {
+        // Found by fuzzing (fuzz/corpus/packetdrill/regression-time-overflow):
+        // seconds were turned into µs with an unchecked multiplication.
+        let e = parse("88888888888888888 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3").unwrap_err();
+        assert_eq!((e.line, e.col), (1, 1));
+        assert!(e.message.contains("time out of range"), "{e}");
+        assert!(parse("9223372036854 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3").is_ok());
     }
 
     #[test]

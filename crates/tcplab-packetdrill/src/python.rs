@@ -390,7 +390,18 @@ struct PParser {
     toks: Vec<PTok>,
     pos: usize,
     reads: Vec<String>,
+    /// Expression nesting at the current position ([`MAX_NESTING`]). Not
+    /// restored on errors: the first error ends the parse.
+    depth: u32,
 }
+
+/// How deep an expression may nest: parentheses, calls, unary operators,
+/// `not`, conditional expressions, and each operand of a chain of one
+/// binary operator count one level. CPython refuses parentheses past 200
+/// ("too many nested parentheses"); asserts in packetdrill scripts nest a
+/// few levels. The bound keeps this recursive parser, and the recursive
+/// evaluation and drop of its tree, within a thread's stack.
+const MAX_NESTING: u32 = 100;
 
 const KEYWORDS_UNSUPPORTED: &[&str] = &[
     "if", "elif", "else", "for", "while", "def", "class", "import", "from", "return", "with", "try", "except",
@@ -400,7 +411,7 @@ const KEYWORDS_UNSUPPORTED: &[&str] = &[
 /// Parses a `%{ }%` block.
 pub fn parse_program(src: &str) -> Result<Program, PyError> {
     let toks = lex(src)?;
-    let mut p = PParser { toks, pos: 0, reads: Vec::new() };
+    let mut p = PParser { toks, pos: 0, reads: Vec::new(), depth: 0 };
     let mut stmts = Vec::new();
     loop {
         match p.peek() {
@@ -442,6 +453,15 @@ impl PParser {
     fn is_name(&self, n: &str) -> bool {
         matches!(self.peek(), PTok::Name(x) if x == n)
     }
+    /// One level deeper ([`MAX_NESTING`]).
+    fn enter(&mut self) -> Result<(), PyError> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(PyError::exc("SyntaxError", format!("expression nested more than {MAX_NESTING} levels deep")));
+        }
+        Ok(())
+    }
+
     fn expect(&mut self, op: &str) -> Result<(), PyError> {
         if self.eat(op) {
             Ok(())
@@ -520,6 +540,14 @@ impl PParser {
         if self.is_name("lambda") {
             return Err(PyError::Unsupported("lambda".into()));
         }
+        self.enter()?;
+        let e = self.conditional()?;
+        self.depth -= 1;
+        Ok(e)
+    }
+
+    /// `or_test ['if' or_test 'else' test]`.
+    fn conditional(&mut self) -> Result<PExpr, PyError> {
         let body = self.or_test()?;
         if self.is_name("if") {
             self.pos += 1;
@@ -536,28 +564,38 @@ impl PParser {
 
     fn or_test(&mut self) -> Result<PExpr, PyError> {
         let mut e = self.and_test()?;
+        let mut chain = 0;
         while self.is_name("or") {
             self.pos += 1;
+            self.enter()?;
+            chain += 1;
             let r = self.and_test()?;
             e = PExpr::Or(Box::new(e), Box::new(r));
         }
+        self.depth -= chain;
         Ok(e)
     }
 
     fn and_test(&mut self) -> Result<PExpr, PyError> {
         let mut e = self.not_test()?;
+        let mut chain = 0;
         while self.is_name("and") {
             self.pos += 1;
+            self.enter()?;
+            chain += 1;
             let r = self.not_test()?;
             e = PExpr::And(Box::new(e), Box::new(r));
         }
+        self.depth -= chain;
         Ok(e)
     }
 
     fn not_test(&mut self) -> Result<PExpr, PyError> {
         if self.is_name("not") {
             self.pos += 1;
+            self.enter()?;
             let e = self.not_test()?;
+            self.depth -= 1;
             return Ok(PExpr::Not(Box::new(e)));
         }
         self.comparison()
@@ -596,11 +634,16 @@ impl PParser {
         next: fn(&mut PParser) -> Result<PExpr, PyError>,
     ) -> Result<PExpr, PyError> {
         let mut e = next(self)?;
+        let mut chain = 0;
         while let Some(op) = ops.iter().find(|o| matches!(self.peek(), PTok::Op(x) if x == *o)).copied() {
             self.pos += 1;
+            // `a + b + c` nests left: each operand is one level deeper.
+            self.enter()?;
+            chain += 1;
             let r = next(self)?;
             e = PExpr::Binary(op, Box::new(e), Box::new(r));
         }
+        self.depth -= chain;
         Ok(e)
     }
     fn bitor(&mut self) -> Result<PExpr, PyError> {
@@ -625,7 +668,9 @@ impl PParser {
     fn factor(&mut self) -> Result<PExpr, PyError> {
         for op in ["-", "+", "~"] {
             if self.eat(op) {
+                self.enter()?;
                 let e = self.factor()?;
+                self.depth -= 1;
                 return Ok(PExpr::Unary(op, Box::new(e)));
             }
         }
@@ -635,7 +680,10 @@ impl PParser {
     fn power(&mut self) -> Result<PExpr, PyError> {
         let base = self.atom_expr()?;
         if self.eat("**") {
+            // Right-associative: `a ** b ** c` recurses through factor.
+            self.enter()?;
             let exp = self.factor()?;
+            self.depth -= 1;
             return Ok(PExpr::Binary("**", Box::new(base), Box::new(exp)));
         }
         Ok(base)
@@ -1297,6 +1345,30 @@ mod tests {
         assert_eq!(ev("(1 + 2) * 3"), Value::Int(9));
         assert_eq!(ev("0x7fffffff"), Value::Int(0x7fff_ffff));
         assert_eq!(ev("1 << 4 | 1"), Value::Int(17));
+    }
+
+    #[test]
+    fn test_deep_nesting_is_a_syntax_error() {
+        // Each of these overflowed the stack of a spawned thread (2 MiB).
+        let hostile = [
+            format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000)),
+            format!("{}1", "-".repeat(100_000)),
+            format!("{}1", "not ".repeat(100_000)),
+            vec!["1"; 100_000].join(" + "),
+            vec!["1"; 100_000].join(" and "),
+            vec!["2"; 10_000].join(" ** "),
+        ];
+        let results = std::thread::spawn(move || {
+            hostile.iter().map(|src| Interpreter::new().eval_str(src).map_err(|e| e.to_string())).collect::<Vec<_>>()
+        })
+        .join()
+        .expect("no stack overflow");
+        for r in results {
+            let e = r.unwrap_err();
+            assert!(e.contains("nested more than 100 levels"), "{e}");
+        }
+        assert_eq!(ev(&format!("{}1{}", "(".repeat(90), ")".repeat(90))), Value::Int(1));
+        assert_eq!(ev(&vec!["1"; 90].join(" + ")), Value::Int(90));
     }
 
     #[test]

@@ -35,6 +35,7 @@ use serde::Serialize;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
+use tcplab_core::config::{hz_rule, HZ_VALUES};
 
 /// How a script ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -214,7 +215,7 @@ against the tcplab TCP model in virtual time.
 
   --json       JSON Lines: {\"type\":\"script\",\"data\":{...}} per script, then a summary
   --verbose    notes, print() output and the event trace under each script
-  --hz N       kernel HZ of the model (default: the model's, 250)
+  --hz N       kernel HZ of the model: 100, 250 (the default), 300 or 1000
   --ignore-field NAME
                diagnostic: do not compare this outbound field (tcp_psh,
                tcp_window, ...); such results are not packetdrill-conformant
@@ -240,10 +241,10 @@ pub fn cli_main(args: &[String]) -> i32 {
                     return 2;
                 }
             },
-            "--hz" => match it.next().and_then(|v| v.parse::<u32>().ok()).filter(|v| *v > 0) {
+            "--hz" => match it.next().and_then(|v| v.parse::<u32>().ok()).filter(|v| HZ_VALUES.contains(v)) {
                 Some(hz) => opts.hz = Some(hz),
                 None => {
-                    eprintln!("error: --hz needs a positive integer\n\n{USAGE}");
+                    eprintln!("error: --hz: {}\n\n{USAGE}", hz_rule());
                     return 2;
                 }
             },

@@ -72,6 +72,9 @@ fn test_cli_exit_codes() {
     assert_eq!(cli_main(&[]), 2);
     assert_eq!(cli_main(&["/nonexistent/x.pkt".into()]), 2);
     assert_eq!(cli_main(&["--bogus".into()]), 2);
+    // HZ: the values Linux offers, as for scenarios (tcp.hz) and kernel builds.
+    assert_eq!(cli_main(&["--hz".into(), "7".into(), ok.display().to_string()]), 2);
+    assert_eq!(cli_main(&["--hz".into(), "300".into(), ok.display().to_string()]), 0);
     // run_paths searches directories and sorts.
     let results = run_paths(&[ok.parent().unwrap().to_path_buf()]);
     let names: Vec<_> = results.iter().map(|r| r.path.file_name().unwrap().to_string_lossy().into_owned()).collect();

@@ -1040,16 +1040,13 @@ impl Connection {
     /// `tcp_update_pacing_rate` (tcp_input.c): 200 % of cwnd·mss/srtt in
     /// slow start (while cwnd < ssthresh/2), 120 % after.
     fn update_pacing_rate(&mut self) {
-        let srtt = self.rtt.srtt_us() as u64;
-        let mut rate = self.tp.mss_cache as u64 * ((1_000_000 / 100) << 3);
-        rate *= if self.tp.snd_cwnd < self.tp.snd_ssthresh / 2 {
-            self.cfg.tcp_pacing_ss_ratio as u64
+        let ratio = if self.tp.snd_cwnd < self.tp.snd_ssthresh / 2 {
+            self.cfg.tcp_pacing_ss_ratio
         } else {
-            self.cfg.tcp_pacing_ca_ratio as u64
+            self.cfg.tcp_pacing_ca_ratio
         };
-        rate *= self.tp.snd_cwnd.max(self.packets_out) as u64;
-        // With no RTT sample yet the division is skipped, as in the kernel.
-        self.tp.pacing_rate = rate.checked_div(srtt).unwrap_or(rate);
+        let pkts = self.tp.snd_cwnd.max(self.packets_out);
+        self.tp.pacing_rate = pacing_rate(self.tp.mss_cache, ratio, pkts, self.rtt.srtt_us());
     }
 
     /// Unsent application bytes.
@@ -1143,5 +1140,35 @@ impl Connection {
     /// first packet). HyStart's ACK-train test depends on it.
     pub fn set_pacing_status_fq(&mut self, fq: bool) {
         self.tp.pacing_status = if fq { crate::cc::PacingStatus::Fq } else { crate::cc::PacingStatus::None };
+    }
+}
+
+/// The arithmetic of `tcp_update_pacing_rate`: `mss · 8·10^4 · ratio ·
+/// pkts / srtt_us` (srtt in µs << 3), in the kernel's `u64`, which wraps:
+/// with a huge cwnd (grown by forged ACKs, or a large clamp) the product
+/// passes 2^64 in Linux too. With no RTT sample (`srtt_us` 0) the division
+/// is skipped, as in the kernel.
+//= linux:v6.13:net/ipv4/tcp_input.c#tcp_update_pacing_rate
+fn pacing_rate(mss: u32, ratio: u32, pkts: u32, srtt_us: u32) -> u64 {
+    let rate = u64::from(mss)
+        .wrapping_mul((1_000_000 / 100) << 3)
+        .wrapping_mul(u64::from(ratio))
+        .wrapping_mul(u64::from(pkts));
+    rate.checked_div(u64::from(srtt_us)).unwrap_or(rate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pacing_rate;
+
+    #[test]
+    fn test_pacing_rate_wraps_as_the_kernels_u64() {
+        // 1448 B, 200 %, 10 packets, srtt 10 ms (<< 3): 2 · 1448 · 10 / 10 ms.
+        assert_eq!(pacing_rate(1448, 200, 10, 80_000), 2_896_000);
+        assert_eq!(pacing_rate(1448, 200, 10, 0), 1448 * 80_000 * 200 * 10);
+        // Found by fuzzing (fuzz/corpus/core_segments/regression-pacing-overflow):
+        // an overflow panic with overflow checks. Linux's u64 wraps.
+        let wrapped = 65_535u64.wrapping_mul(80_000).wrapping_mul(1000).wrapping_mul(u64::from(u32::MAX));
+        assert_eq!(pacing_rate(65_535, 1000, u32::MAX, 0), wrapped);
     }
 }

@@ -670,9 +670,11 @@ impl Connection {
         let mss = self.tp.mss_cache.max(1);
         let in_flight = self.packets_in_flight();
         let send_win = (self.snd_una + self.snd_wnd) - self.snd_nxt;
-        let cong_win = (self.tp.snd_cwnd - in_flight) * mss;
+        // The kernel's u32 arithmetic, which wraps with a huge cwnd (found
+        // by fuzzing: fuzz/corpus/core_segments/regression-pacing-overflow).
+        let cong_win = (self.tp.snd_cwnd - in_flight).wrapping_mul(mss);
         let limit = send_win.min(cong_win);
-        if limit >= max_segs * mss {
+        if limit >= max_segs.wrapping_mul(mss) {
             return false;
         }
         if !is_tail && limit >= len {

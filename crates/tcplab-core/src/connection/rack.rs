@@ -96,7 +96,9 @@ impl Connection {
         }
         let min_rtt = self.min_rtt.get();
         let min_rtt = if min_rtt == u32::MAX { 0 } else { min_rtt };
-        ((min_rtt >> 2) * self.rack.reo_wnd_steps as u32).min(self.rtt.srtt_us() >> 3)
+        // The kernel's u32 product wraps with a huge min_rtt (forged
+        // timestamps; found by fuzzing: regression-rack-overflow).
+        ((min_rtt >> 2).wrapping_mul(self.rack.reo_wnd_steps as u32)).min(self.rtt.srtt_us() >> 3)
     }
 
     /// `tcp_rack_skb_timeout`: µs left before the segment at `xmit_time`

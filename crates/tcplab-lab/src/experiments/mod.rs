@@ -226,6 +226,7 @@ impl Experiment {
             metrics: self.metrics.iter().map(|m| m.to_string()).collect(),
             jobs: opts.jobs,
             keep_first: opts.keep_first,
+            max_runs: crate::batch::DEFAULT_MAX_RUNS,
         })
     }
 

@@ -1,0 +1,5 @@
+//! libFuzzer target; the input format and oracles are in
+//! crates/tcplab-fuzz/src/packetdrill.rs (docs/FUZZING.md).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| tcplab_fuzz::packetdrill::check(data));
