@@ -17,10 +17,11 @@
 //! The receiver's CE state machine (`dctcp_ece_ack_update`, ACK_NOW on a
 //! CE change, the pre-4.18 delayed-ACK dance) belongs to the core. This
 //! module only records what DCTCP's `cwnd_event` stores: [`DctcpState::ce_state`]
-//! (CE mark of the last data segment, set on `EcnIsCe`/`EcnNoCe`) and, for
-//! 4.17, [`DctcpState::delayed_ack_reserved`] (`DelayedAck` /
-//! `NonDelayedAck`). The core reads `ce_state` **before** raising the event
-//! to know whether the state changed.
+//! (CE mark of the last data segment, set on `EcnIsCe`/`EcnNoCe`). The core
+//! reads `ce_state` **before** raising the event to know whether the state
+//! changed. 4.17's `delayed_ack_reserved` (set and cleared by the
+//! `CA_EVENT_DELAYED_ACK` / `CA_EVENT_NON_DELAYED_ACK` events that 4.18
+//! removed) is kept by the receiver, where those events are raised.
 //!
 //! If ECN was not negotiated, `init` falls back to "dctcp-reno" (Reno
 //! hooks, no ECT), as the kernel switches `icsk_ca_ops`.
@@ -117,8 +118,6 @@ pub struct DctcpState {
     pub acked_bytes_total: u32,
     /// 4.17: bytes acked by ECE ACKs in this window.
     pub acked_bytes_ecn: u32,
-    /// 4.17: `delayed_ack_reserved`, a delayed ACK is scheduled.
-    pub delayed_ack_reserved: u32,
 }
 
 /// DCTCP (`struct tcp_congestion_ops dctcp`, flags `TCP_CONG_NEEDS_ECN`).
@@ -334,12 +333,6 @@ impl CongestionOps for Dctcp {
             CaEvent::EcnIsCe => self.ca.ce_state = 1,
             CaEvent::EcnNoCe => self.ca.ce_state = 0,
             CaEvent::Loss if self.params.version == DctcpVersion::Current => self.react_to_loss(tp),
-            CaEvent::DelayedAck if self.params.version == DctcpVersion::V4_17 => {
-                self.ca.delayed_ack_reserved = 1;
-            }
-            CaEvent::NonDelayedAck if self.params.version == DctcpVersion::V4_17 => {
-                self.ca.delayed_ack_reserved = 0;
-            }
             _ => {}
         }
     }

@@ -59,10 +59,6 @@ pub enum CaEvent {
     EcnNoCe,
     /// Received CE marked IP packet.
     EcnIsCe,
-    /// Delayed ACK is scheduled (pre-4.18 DCTCP receiver).
-    DelayedAck,
-    /// Non-delayed ACK is sent (pre-4.18 DCTCP receiver).
-    NonDelayedAck,
 }
 
 /// `CA_ACK_*` flags for `in_ack_event` (include/net/tcp.h).

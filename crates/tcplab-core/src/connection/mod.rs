@@ -948,7 +948,7 @@ impl Connection {
     /// value; since v4.18 the current segment is also ACKed at once.
     fn dctcp_ce_state(&mut self, is_ce: bool) {
         if self.ce_state != is_ce {
-            if self.rcv.ack_timer_pending() {
+            if self.rcv.dctcp_prior_ack_due() {
                 self.prior_state_ack = Some((self.prior_rcv_nxt, self.ce_state));
             }
             if self.cfg.dctcp_ack_on_ce_change {

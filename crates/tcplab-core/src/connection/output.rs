@@ -75,6 +75,7 @@ impl Connection {
                 seg.ecn = Ecn::Ect0;
             }
             self.tp.mib.inc(Mib::TcpOutSegs);
+            self.rcv.on_send_ack();
             self.rcv.on_ack_sent(now, ack, 1, &mut self.tp.mib);
             return Some(seg);
         }
@@ -141,6 +142,8 @@ impl Connection {
             return Some(seg);
         }
         if self.ack_pending {
+            // tcp_send_ack
+            self.rcv.on_send_ack();
             let mut seg = self.base_segment(self.snd_nxt);
             self.finish_segment(now, &mut seg, false);
             return Some(seg);

@@ -152,6 +152,15 @@ pub(crate) struct RcvKnobs {
     pub pingpong_first_reply_only: bool,
     /// ≥ v5.10: the delayed-ACK timeout is capped by `icsk_delack_max`.
     pub delack_max_cap: bool,
+    /// ≥ v4.18 ("tcp: do not cancel delay-AcK on DCTCP special ACK", "tcp:
+    /// remove DELAYED ACK events in DCTCP"): DCTCP's special ACK below
+    /// `rcv_nxt` leaves the pending ACK alone, and it is sent when the
+    /// delayed-ACK timer is armed. Before, `tcp_event_ack_sent` cancelled
+    /// the pending ACK on every ACK sent (`ICSK_ACK_SCHED` included, so the
+    /// segment that changed the CE state got no ACK of its own in
+    /// `tcp_ack_snd_check`), and DCTCP went by `delayed_ack_reserved`,
+    /// which an ACK riding on data never clears.
+    pub special_ack_keeps_delack: bool,
 }
 
 impl RcvKnobs {
@@ -167,6 +176,7 @@ impl RcvKnobs {
         grow_window_room: true,
         pingpong_first_reply_only: true,
         delack_max_cap: true,
+        special_ack_keeps_delack: true,
     };
 
     /// v3.11 … v4.17.
@@ -181,6 +191,7 @@ impl RcvKnobs {
         grow_window_room: false,
         pingpong_first_reply_only: false,
         delack_max_cap: false,
+        special_ack_keeps_delack: false,
     };
 
     /// The knobs of `cfg`'s kernel era (by preset name).
@@ -513,6 +524,9 @@ pub(crate) struct Receiver {
     timeout: u32,
     /// `timeout` as an instant, while `ICSK_ACK_TIMER` is set.
     delack_at: Option<Instant>,
+    /// ≤ v4.17 DCTCP's `delayed_ack_reserved`: `tcp_send_delayed_ack` ran
+    /// and no `tcp_send_ack` since (see `RcvKnobs::special_ack_keeps_delack`).
+    delayed_ack_reserved: bool,
     /// Last data receive time, jiffies.
     lrcvtime: u32,
     /// Last data send time (`tp->lsndtime`), jiffies.
@@ -612,6 +626,7 @@ impl Receiver {
             ato: 0,
             timeout: 0,
             delack_at: None,
+            delayed_ack_reserved: false,
             lrcvtime: 0,
             lsndtime: 0,
             last_seg_size: 0,
@@ -1472,6 +1487,9 @@ impl Receiver {
     /// timer is about to expire, send ACK now".
     fn send_delayed_ack(&mut self, now: Instant, env: &RcvEnv) -> AckDecision {
         //= linux:v6.13:net/ipv4/tcp_output.c#tcp_send_delayed_ack
+        // ≤ v4.17: tcp_ca_event(sk, CA_EVENT_DELAYED_ACK), even when the ACK
+        // then goes at once.
+        self.delayed_ack_reserved = true;
         let delack_min = self.tcp_delack_min();
         let delack_max = self.tcp_delack_max();
         let mut ato = self.ato;
@@ -1705,7 +1723,8 @@ impl Receiver {
             self.compressed_ack = 0;
             self.comp_deadline = None;
         }
-        if ack != self.rcv_nxt {
+        if ack != self.rcv_nxt && self.knobs.special_ack_keeps_delack {
+            // "Special ACK sent by DCTCP to reflect ECN"
             return;
         }
         if self.quick > 0 {
@@ -1909,9 +1928,21 @@ impl Receiver {
         self.pending |= ICSK_ACK_NOW;
     }
 
-    /// `ICSK_ACK_TIMER`: a delayed ACK is armed.
-    pub(crate) fn ack_timer_pending(&self) -> bool {
-        self.pending & ICSK_ACK_TIMER != 0
+    /// `tcp_send_ack` sends a pure ACK: ≤ v4.17 it raised
+    /// `CA_EVENT_NON_DELAYED_ACK`, clearing DCTCP's `delayed_ack_reserved`.
+    pub(crate) fn on_send_ack(&mut self) {
+        self.delayed_ack_reserved = false;
+    }
+
+    /// DCTCP's CE state changed: is an ACK for the data before it owed?
+    /// ≥ v4.18 when the delayed-ACK timer is armed (`dctcp_ece_ack_update`);
+    /// before, when `delayed_ack_reserved` (`dctcp_ce_state_0_to_1`).
+    pub(crate) fn dctcp_prior_ack_due(&self) -> bool {
+        if self.knobs.special_ack_keeps_delack {
+            self.pending & ICSK_ACK_TIMER != 0
+        } else {
+            self.delayed_ack_reserved
+        }
     }
 
     /// `inet_csk_ack_scheduled`: an ACK is owed.

@@ -78,7 +78,8 @@ const DCTCP_RPC: Experiment = Experiment {
     source: "Lawrence Brakmo, net-next 2018, not merged (../shared/seeds/tcp-cwnd-reduction-floor.patch.txt)",
     summary: "With DCTCP, a CE mark on the last packet of a request leaves the sender in CWR with cwnd 1 \
               (PRR with nothing in flight); the next request's single segment waits for the receiver's \
-              delayed ACK. The patch floors cwnd at 2. Mainline fixed it on the receiver instead: ACK at once \
+              delayed ACK, or for the sender's loss probe when 4.17's DCTCP special ACK cancelled the \
+              segment's own ACK. The patch floors cwnd at 2. Mainline fixed it on the receiver instead: ACK at once \
               on CWR (ack_on_cwr), and DCTCP's ACK on a CE-state change (current preset). 3 hosts x (bulk, \
               1 MB RPC, 10 KB RPC) into a 4th, 10 Gbit/s, v4.17.",
     scenario: scenario_file!("dctcp-rpc.toml"),

@@ -127,6 +127,7 @@ impl Harness {
         let mut a = RECV_TEMPL;
         let tsval = self.tsval();
         self.r.fill_ack(&mut a, tsval);
+        self.r.on_send_ack();
         self.r.on_ack_sent(self.now, a.ack, 1, &mut self.mib);
         self.sent.push(a);
     }
@@ -880,6 +881,96 @@ fn test_established_ce_with_ca_needs_ecn_leaves_demand_to_cc() {
     h.r.set_demand_cwr(true);
     h.emit_ack();
     assert!(h.sent.pop().unwrap().flags.ece());
+}
+
+/// DCTCP's receiver after its delayed ACK rode out on data, then a
+/// segment that changes the CE state arrives, the way the connection
+/// drives it (`Connection::dctcp_ce_state`): returns whether the special
+/// ACK for the prior data was sent and what `tcp_ack_snd_check` decided
+/// for the new segment.
+fn dctcp_ce_change_after_piggyback(preset: &str) -> (bool, AckDecision, Harness) {
+    let cfg = TcpConfig { hz: 1000, ..TcpConfig::preset(preset).unwrap() };
+    let mut h = Harness::server_with(&cfg, true);
+    h.env.ecn_ok = true;
+    h.env.ca_needs_ecn = true;
+    // The first segment starts the delayed-ACK engine in quick-ACK mode.
+    let seg = SegmentRepr { ecn: Ecn::Ect0, ..h.data(0, MSS) };
+    send!(h, seg);
+    let _ = recv!(h);
+    h.steady();
+    h.advance(Duration::from_millis(1));
+    // A lone segment: delayed (tcp_send_delayed_ack).
+    let seg = SegmentRepr { ecn: Ecn::Ect0, ..h.data(MSS, MSS) };
+    let (_, d) = send!(h, seg);
+    assert_eq!(d, AckDecision::Delayed);
+    // Our reply carries the ACK: the timer is cancelled, but no
+    // tcp_send_ack ran.
+    let mut reply = RECV_TEMPL;
+    reply.payload_len = 100;
+    h.r.fill_ack(&mut reply, 0);
+    h.r.on_ack_sent(h.now, reply.ack, 1, &mut h.mib);
+    assert!(h.r.delack_deadline().is_none());
+    // The next segment is CE-marked: CE state 0 → 1.
+    let prior_rcv_nxt = h.r.rcv_nxt();
+    h.advance(Duration::from_millis(1));
+    let seg = SegmentRepr { ecn: Ecn::Ce, ..h.data(2 * MSS, MSS) };
+    let env = h.env;
+    let out = h.r.on_segment(h.now, &seg, &env, &mut h.mib);
+    assert_eq!(out.ce, Some(true));
+    let special = h.r.dctcp_prior_ack_due();
+    if special {
+        // The ACK for the data before the change, with the old ECE.
+        let mut a = RECV_TEMPL;
+        h.r.fill_ack(&mut a, 0);
+        a.ack = prior_rcv_nxt;
+        h.r.on_send_ack();
+        h.r.on_ack_sent(h.now, a.ack, 1, &mut h.mib);
+    }
+    h.r.set_demand_cwr(true);
+    let d = h.r.ack_snd_check(h.now, &env);
+    (special, d, h)
+}
+
+#[test]
+fn test_established_dctcp_v417_special_ack_cancels_the_segments_ack() {
+    // v4.17: delayed_ack_reserved is still set (only tcp_send_ack clears
+    // it), so dctcp_ce_state_0_to_1 sends the special ACK; its
+    // tcp_event_ack_sent clears icsk_ack.pending, ICSK_ACK_SCHED too, and
+    // tcp_ack_snd_check finds nothing to ACK: the CE segment gets no ACK
+    // and no timer. Only the sender's TLP or RTO moves things on.
+    let (special, d, h) = dctcp_ce_change_after_piggyback("v4.17");
+    assert!(special);
+    assert_eq!(d, AckDecision::None);
+    assert!(h.r.delack_deadline().is_none(), "no delayed ACK is armed either");
+    assert!(!h.r.ack_scheduled());
+}
+
+#[test]
+fn test_established_dctcp_current_ce_change_acks_the_segment() {
+    // v4.18+: the special ACK is due only while the delayed-ACK timer is
+    // armed (it was cancelled by the reply), and a special ACK would not
+    // cancel the pending one anyway; the CE segment is ACKed as usual.
+    let (special, d, _) = dctcp_ce_change_after_piggyback("linux-current");
+    assert!(!special);
+    assert_ne!(d, AckDecision::None);
+}
+
+#[test]
+fn test_established_special_ack_below_rcv_nxt_keeps_pending_ack() {
+    // "tcp: do not cancel delay-AcK on DCTCP special ACK" (v4.18).
+    let mut h = Harness::server();
+    let seg = h.data(0, MSS);
+    send!(h, seg);
+    let _ = recv!(h);
+    h.steady();
+    h.advance(Duration::from_millis(1));
+    let seg = h.data(MSS, MSS);
+    let (_, d) = send!(h, seg);
+    assert_eq!(d, AckDecision::Delayed);
+    let deadline = h.r.delack_deadline();
+    h.r.on_ack_sent(h.now, IRS + 1 + MSS, 1, &mut h.mib);
+    assert_eq!(h.r.delack_deadline(), deadline);
+    assert!(h.r.ack_scheduled());
 }
 
 #[test]
