@@ -434,14 +434,14 @@ struct MergeArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // In the commands that run scenarios, SIGINT and SIGTERM ask the work
-    // to stop (tcplab_lab::interrupt); a second signal ends the process at
-    // once. Other commands keep the default: a signal ends them.
+    // to stop (tcplab_lab::interrupt); a signal more than a second later
+    // ends the process at once. Other commands keep the default: a signal
+    // ends them.
     if matches!(cli.cmd, Cmd::Run(_) | Cmd::Compare(_) | Cmd::Reproduce(_) | Cmd::Sweep(_) | Cmd::Diff(_)) {
         let _ = ctrlc::set_handler(|| {
-            if interrupt::requested() {
+            if interrupt::request() {
                 std::process::exit(i32::from(EXIT_INTERRUPTED));
             }
-            interrupt::request();
         });
     }
     let result = run(cli);
@@ -1010,12 +1010,16 @@ fn emit(s: &str) -> Result<ExitCode, Error> {
 }
 
 fn cmd_diff(a: DiffArgs) -> Result<ExitCode, Error> {
+    let scenario = ScenarioText::read(&a.file)?;
+    let base = settings("--set", &a.set)?;
+    // A bad file or --set is reported before any kernel is looked for.
+    scenario.load(&tcplab_lab::compare::set_layers(&base), None)?;
     let (model, linux) = a.kernel.pair()?;
     let mut out = Outputs::new();
     let plot_dir = a.plot.as_deref().map(|d| out.dir("--plot", d)).transpose()?;
     let spec = tcplab_lab::diff::DiffSpec {
-        scenario: ScenarioText::read(&a.file)?,
-        base: settings("--set", &a.set)?,
+        scenario,
+        base,
         runs: a.runs,
         metrics: a.metric.metric.clone(),
         jobs: jobs(a.jobs),

@@ -102,6 +102,43 @@ fn test_device_files_are_refused_at_once() {
     assert_error(&o, &["/dev/zero: not a regular file or directory"]);
 }
 
+/// Runs tcplab to its end, failing the test (and killing it) if that
+/// takes more than 20 s: the defects here were hangs.
+fn finishes(cwd: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut child = spawn(cwd, args);
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("child status").is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("tcplab {args:?} still running after 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let o = child.wait_with_output().unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn test_fifos_are_refused_without_waiting_for_a_writer() {
+    let d = Scratch::new("fifo");
+    let fifo = d.path("scenario.toml");
+    let pkt_dir = d.path("scripts");
+    std::fs::create_dir(&pkt_dir).unwrap();
+    let pkt = Path::new(&pkt_dir).join("x.pkt").display().to_string();
+    for f in [&fifo, &pkt] {
+        assert!(Command::new("mkfifo").arg(f).status().expect("mkfifo runs").success());
+    }
+    for args in
+        [&["run", &fifo][..], &["check", &fifo], &["merge", &fifo], &["compare", &fifo, "--a", "flow.*.cc=reno"]]
+    {
+        let (code, err) = finishes(&d, args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+    }
+    let (code, err) = finishes(&d, &["packetdrill", &pkt_dir]);
+    assert_ne!(code, Some(0), "{err}");
+}
+
 // ---- 3: --jobs ---------------------------------------------------------------------
 
 #[test]
@@ -376,6 +413,33 @@ fn test_interrupted_run_keeps_whole_pcap_records_and_removes_other_outputs() {
     assert!(!Path::new(&traces).exists(), "the trace files of the unfinished run are removed");
 }
 
+#[test]
+fn test_two_quick_signals_are_one_interruption() {
+    // `timeout -s INT` signals the process and then its group; a double
+    // Ctrl-C is one intention: both get the graceful stop, with its
+    // clean-up, not a forced exit halfway through it.
+    let d = Scratch::new("int-twice");
+    let f = small(&d);
+    let pcap = d.path("pcap");
+    let traces = d.path("traces");
+    let plots = d.path("plots");
+    let mut child =
+        spawn(&d, &["run", &f, "--set", "run.duration=100000s", "--pcap", &pcap, "--trace", &traces, "--plot", &plots]);
+    wait_for(&mut child, &Path::new(&pcap).join("bn@h2.pcap"), |b| b.len() > 1 << 16);
+    interrupt(&child);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    interrupt(&child);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "stderr: {err}");
+    assert!(err.contains("tcplab: interrupted: kept 4 pcap file(s)"), "{err}");
+    for end in ["access@h1", "access@sw", "bn@sw", "bn@h2"] {
+        let bytes = std::fs::read(Path::new(&pcap).join(format!("{end}.pcap"))).unwrap();
+        tcplab_lab::pcap::read(&bytes).unwrap_or_else(|e| panic!("{end}: {e}"));
+    }
+    assert!(!Path::new(&traces).exists() && !Path::new(&plots).exists(), "partial outputs are removed");
+}
+
 // ---- 10: messages ------------------------------------------------------------------
 
 #[test]
@@ -391,6 +455,9 @@ fn test_set_values_that_are_not_toml_and_wildcards_are_named() {
     let o = tcplab(&["check", &f, "--set", "node.*.kind=switch"]);
     assert_error(&o, &["--set node.*.kind=switch"]);
     assert!(!stderr(&o).contains(&format!("{f}:")), "blames the --set, not the file: {}", stderr(&o));
+    // diff names each --set too (it checks them before looking for a kernel).
+    let o = tcplab(&["diff", &f, "--set", "run.duration=1s", "--set", "run.seed=99999999999999999999"]);
+    assert_error(&o, &["--set run.seed=99999999999999999999: run.seed: integer 99999999999999999999 is out of range"]);
 }
 
 // ---- 11: sentinels -----------------------------------------------------------------

@@ -89,12 +89,19 @@ pub struct Prepared {
     metrics: Arc<Vec<Metric>>,
 }
 
-/// The arm's layers: `--set`, then its own settings.
-fn layers(base: &[Setting], arm: &ArmSpec) -> Layers {
+/// One layer per `--set`, each named by its text, so that an error
+/// blames the setting that caused it.
+pub fn set_layers(base: &[Setting]) -> Layers {
     let mut l = Layers::new();
     for s in base {
         l.push(&format!("--set {}", s.text()), std::slice::from_ref(s));
     }
+    l
+}
+
+/// The arm's layers: `--set`, then its own settings.
+fn layers(base: &[Setting], arm: &ArmSpec) -> Layers {
+    let mut l = set_layers(base);
     for s in &arm.settings {
         l.push(&format!("{} {}", arm.flag, s.text()), std::slice::from_ref(s));
     }

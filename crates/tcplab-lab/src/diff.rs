@@ -89,9 +89,7 @@ pub struct Row {
 impl DiffSpec {
     pub fn run(self, progress: &dyn Progress) -> Result<Diff> {
         let metrics = if self.metrics.is_empty() {
-            let mut layers = crate::overrides::Layers::new();
-            layers.push("--set", &self.base);
-            let sc = self.scenario.load(&layers, None)?;
+            let sc = self.scenario.load(&crate::compare::set_layers(&self.base), None)?;
             default_metrics(&sc)
         } else {
             self.metrics

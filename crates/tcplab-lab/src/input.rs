@@ -19,11 +19,20 @@ pub const RESULTS_LIMIT: u64 = 1 << 30;
 /// the first byte that is not UTF-8).
 pub fn read_text(path: &Path, what: &str, limit: u64) -> Result<String> {
     let loc = path.display().to_string();
+    let not_regular = |meta: &std::fs::Metadata| {
+        let kind = if meta.is_dir() { "a directory" } else { "not a regular file (a device, FIFO or socket)" };
+        Error::at(&loc, format!("cannot read {what}: {kind}; give the path of a regular file"))
+    };
+    // Look before opening: opening a FIFO waits for a writer, forever if
+    // none comes. The open file is checked again (it may have changed).
+    let meta = std::fs::metadata(path).map_err(|e| Error::at(&loc, format!("cannot read {what}: {e}")))?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
     let file = std::fs::File::open(path).map_err(|e| Error::at(&loc, format!("cannot read {what}: {e}")))?;
     let meta = file.metadata().map_err(|e| Error::at(&loc, format!("cannot read {what}: {e}")))?;
     if !meta.is_file() {
-        let kind = if meta.is_dir() { "a directory" } else { "not a regular file (a device, FIFO or socket)" };
-        return Err(Error::at(loc, format!("cannot read {what}: {kind}; give the path of a regular file")));
+        return Err(not_regular(&meta));
     }
     let too_big = || Error::at(&loc, format!("{what} is larger than {}; is this the right file?", size(limit)));
     if meta.len() > limit {

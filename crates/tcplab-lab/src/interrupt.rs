@@ -10,16 +10,30 @@
 
 use crate::error::Error;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// Exit code after an interruption: 128 + SIGINT, as shells report it.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 
-/// Asks running work to stop at its next safe point. Async-signal-safe
-/// (one atomic store).
-pub fn request() {
-    REQUESTED.store(true, Ordering::SeqCst);
+/// How long after the first signal a second one ends the process at once.
+/// Sooner, it is the same request again: `timeout -s INT` signals the
+/// process and then its group, and a double Ctrl-C is one intention; a
+/// graceful stop takes well under this.
+pub const FORCE_AFTER: Duration = Duration::from_secs(1);
+
+static FIRST: OnceLock<Instant> = OnceLock::new();
+
+/// Asks running work to stop at its next safe point. Returns `true` when
+/// the caller should end the process now instead: the work was already
+/// asked at least [`FORCE_AFTER`] ago and has not stopped. Called from the
+/// signal-handling thread, not from a signal handler.
+pub fn request() -> bool {
+    let first = *FIRST.get_or_init(Instant::now);
+    let again = REQUESTED.swap(true, Ordering::SeqCst);
+    again && first.elapsed() >= FORCE_AFTER
 }
 
 /// Whether [`request`] was called.

@@ -70,10 +70,15 @@ pub const MAX_FILE_BYTES: u64 = 16 << 20;
 /// same for scenario files; this crate does not depend on the lab.)
 pub fn read_file(path: &Path) -> Result<String, String> {
     use std::io::Read;
+    const NOT_REGULAR: &str = "not a regular file (a device, FIFO or socket)";
+    // Look before opening: opening a FIFO waits for a writer, forever if
+    // none comes. The open file is checked again (it may have changed).
+    if !std::fs::metadata(path).map_err(|e| e.to_string())?.is_file() {
+        return Err(NOT_REGULAR.into());
+    }
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file (a device, FIFO or socket)".into());
+    if !file.metadata().map_err(|e| e.to_string())?.is_file() {
+        return Err(NOT_REGULAR.into());
     }
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
