@@ -909,7 +909,26 @@ fn cmd_reproduce(a: ReproduceArgs) -> Result<ExitCode, Error> {
     for (e, p) in prepared {
         let bar = progress(e.name);
         let cmp = p.run(bar.as_ref())?;
-        done.push(experiments::Reproduction { experiment: e, comparison: cmp });
+        done.push(experiments::Reproduction { experiment: e, comparison: cmp, linux: None });
+    }
+    // The kernel's column: this invocation's kernel runs (model runs come
+    // first, then the kernel's, experiment by experiment), else the
+    // committed results file.
+    if done.first().is_some_and(|r| r.comparison.arms.first().is_some_and(|a| a.backend == "model")) {
+        let n = chosen.len().min(done.len());
+        let (model, kernel) = done.split_at_mut(n);
+        for (i, r) in model.iter_mut().enumerate() {
+            r.linux = match kernel.get(i) {
+                Some(k) => Some(experiments::KernelColumn::from_comparison(&k.comparison)),
+                None => {
+                    let name = r.experiment.name;
+                    experiments::KernelColumn::load(
+                        &experiments::kernel_column::results_path(Path::new("."), name),
+                        name,
+                    )?
+                }
+            };
+        }
     }
     if let Some(dir) = &plot_dir {
         for r in &done {

@@ -8,7 +8,7 @@
 //! the same interval on every machine and every run. Values are sorted with
 //! `f64::total_cmp`; the callers only pass finite numbers.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tcplab_sim::rng::Pcg32;
 
 /// Seed of the bootstrap's PCG32 stream ("tcplab" in ASCII).
@@ -19,7 +19,7 @@ pub const BOOTSTRAP_RESAMPLES: usize = 2000;
 pub const CI_LEVEL: f64 = 0.95;
 
 /// The distribution of one metric over the runs of one arm.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Number of runs.
     pub n: usize,
@@ -35,7 +35,7 @@ pub struct Summary {
 }
 
 /// Two clusters of runs, split at the widest gap between sorted values.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Groups {
     pub low: Group,
     pub high: Group,
@@ -43,7 +43,7 @@ pub struct Groups {
     pub gap: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Group {
     pub runs: usize,
     pub min: f64,

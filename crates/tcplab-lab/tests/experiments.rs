@@ -86,6 +86,28 @@ fn test_reproduce_prints_patch_and_tcplab_side_by_side() {
     assert_eq!(j["checks"][0]["ok"], true);
     assert_eq!(j["arms"].as_array().unwrap().len(), 2);
     assert!(j["ratio_of_medians"]["goodput"].as_f64().is_some());
+    // The kernel's column, read back from a results file in the form
+    // `reproduce --backend linux --json` writes (these runs relabelled).
+    let dir = std::env::temp_dir().join(format!("tcplab-kcol-test-{}", std::process::id()));
+    let path = experiments::kernel_column::results_path(&dir, "test-two-flows");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, r.to_json().replace("\"backend\":\"model\"", "\"backend\":\"linux-test\"")).unwrap();
+    let col = experiments::KernelColumn::load(&path, "test-two-flows").unwrap().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(col.kernel, "linux-test");
+    assert_eq!(col.arms.len(), 2);
+    assert_eq!(col.arms[0].summary["goodput"], *r.comparison.arms[0].summary[0].as_ref().unwrap());
+    let mut r = r;
+    r.linux = Some(col);
+    let t = r.to_table();
+    let median = |arm: usize| r.comparison.arms[arm].summary[0].as_ref().unwrap().median;
+    for needle in [
+        "| linux".to_string(),
+        format!("on linux-test: ratio of medians cubic/reno of goodput: {:.4}", median(1) / median(0)),
+        "linux column: linux-test (".to_string(),
+    ] {
+        assert!(t.contains(needle.as_str()) || t.contains(needle.trim_start_matches("| ")), "{needle:?} not in\n{t}");
+    }
     let html = experiments::html_report(&[r], Some("tcplab reproduce test-two-flows")).unwrap();
     for needle in ["test fixture: Reno against CUBIC", "THROUGHPUT=90.00", "<svg", ">reno<", ">cubic<"] {
         assert!(html.contains(needle), "{needle:?} not in the report");

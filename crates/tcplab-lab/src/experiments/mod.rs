@@ -17,7 +17,10 @@
 //! and `"checks"` (each check's description, tcplab's value and whether it
 //! passed).
 
+pub mod kernel_column;
 pub mod registry;
+
+pub use kernel_column::KernelColumn;
 
 use crate::backend::Backend;
 use crate::batch::Progress;
@@ -25,6 +28,7 @@ use crate::compare::{ArmSpec, CompareSpec, Comparison, JsonComparison};
 use crate::error::{Error, Result};
 use crate::html::{esc, Page};
 use crate::overrides::{parse_one, ScenarioText};
+use crate::stats::Summary;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -276,7 +280,7 @@ impl Experiment {
     /// Runs the experiment.
     pub fn run(&self, opts: &Options, progress: &dyn Progress) -> Result<Reproduction<'_>> {
         let cmp = self.compare_spec(opts)?.prepare()?.run(progress)?;
-        Ok(Reproduction { experiment: self, comparison: cmp })
+        Ok(Reproduction { experiment: self, comparison: cmp, linux: None })
     }
 }
 
@@ -285,6 +289,9 @@ impl Experiment {
 pub struct Reproduction<'e> {
     pub experiment: &'e Experiment,
     pub comparison: Comparison,
+    /// The real kernel's figures beside the model's, when there are some
+    /// (see [`kernel_column`]).
+    pub linux: Option<KernelColumn>,
 }
 
 /// The outcome of one [`Check`].
@@ -302,6 +309,8 @@ struct JsonReproduction<'a> {
     checks: Vec<CheckOutcome>,
     #[serde(flatten)]
     comparison: JsonComparison<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    linux: Option<&'a KernelColumn>,
 }
 
 impl Reproduction<'_> {
@@ -354,6 +363,7 @@ impl Reproduction<'_> {
             reference: &self.experiment.reference,
             checks: self.checks(),
             comparison: self.comparison.json(),
+            linux: self.linux.as_ref(),
         };
         serde_json::to_string(&j).unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()))
     }
@@ -371,6 +381,13 @@ impl Reproduction<'_> {
             let label = if arm.name == v.arm { arm.name.clone() } else { format!("{} (patch: {})", arm.name, v.arm) };
             let ours_median = format!("{} [{}, {}]", u.show(s.median), u.show(s.ci95[0]), u.show(s.ci95[1]));
             let show = |x: f64| u.show(x * u.scale);
+            let kernel = self.kernel_arm(v.arm).map(|k| (k.name.as_str(), k.summary.get(v.metric), k.runs));
+            // The kernel's cell of a row, by what the row shows.
+            let linux = |what: &dyn Fn(&Summary, usize) -> String| match kernel {
+                Some((name, Some(ks), n)) => format!("{} ({name})", what(ks, n)),
+                _ => "-".into(),
+            };
+            let start = rows.len();
             match v.stat {
                 RefStat::Runs(patch) => {
                     let mut p = patch.to_vec();
@@ -406,8 +423,45 @@ impl Reproduction<'_> {
                     ]);
                 }
             }
+            if self.linux.is_some() {
+                for row in &mut rows[start..] {
+                    let cell = match (row[2].as_str(), v.stat) {
+                        ("min .. max", _) => linux(&|k, _| format!("{} .. {}", u.show(k.min), u.show(k.max))),
+                        (_, RefStat::Total(_)) => linux(&|k, n| u.show(k.mean * n as f64)),
+                        _ => linux(&|k, _| {
+                            format!("{} [{}, {}]", u.show(k.median), u.show(k.ci95[0]), u.show(k.ci95[1]))
+                        }),
+                    };
+                    row.push(cell);
+                }
+            }
         }
         rows
+    }
+
+    /// Header of the side-by-side table.
+    fn side_by_side_header(&self) -> Vec<&'static str> {
+        let mut h = vec!["arm", "metric", "statistic", "patch", "tcplab"];
+        if self.linux.is_some() {
+            h.push("linux");
+        }
+        h
+    }
+
+    /// Each check's value on the kernel, as text (empty without kernel figures).
+    pub fn kernel_checks(&self) -> Vec<String> {
+        let Some(k) = &self.linux else { return Vec::new() };
+        self.experiment
+            .checks
+            .iter()
+            .map(|c| {
+                let Check::RatioOfMedians { metric, .. } = *c;
+                match k.ratio_of_medians(metric) {
+                    Some((r, b, a)) => format!("{}: ratio of medians {b}/{a} of {metric}: {r:.4}", k.kernel),
+                    None => format!("{}: no kernel figure for {metric}", k.kernel),
+                }
+            })
+            .collect()
     }
 
     /// Run-by-run columns for every [`RefStat::Runs`]: (heading, rows of run, patch, tcplab).
@@ -453,7 +507,7 @@ impl Reproduction<'_> {
         let rows = self.side_by_side();
         if !rows.is_empty() {
             let _ = writeln!(s, "The patch and tcplab side by side (tcplab: median [95% CI]):");
-            crate::compare::table(&mut s, &["arm", "metric", "statistic", "patch", "tcplab"], &rows);
+            crate::compare::table(&mut s, &self.side_by_side_header(), &rows);
             s.push('\n');
         }
         for (head, rows) in self.run_lists() {
@@ -464,6 +518,12 @@ impl Reproduction<'_> {
         for c in self.checks() {
             let v = c.value.map_or_else(|| "-".to_string(), |v| format!("{v:.4}"));
             let _ = writeln!(s, "check: {}: {v} {}", c.description, if c.ok { "ok" } else { "FAILED" });
+        }
+        for k in self.kernel_checks() {
+            let _ = writeln!(s, "  on {k}");
+        }
+        if let Some(k) = &self.linux {
+            let _ = writeln!(s, "linux column: {} ({})", k.kernel, k.source);
         }
         let _ = writeln!(s, "\ntcplab's runs:");
         s.push_str(&self.comparison.to_table());
@@ -484,7 +544,7 @@ impl Reproduction<'_> {
         if !rows.is_empty() {
             page.el("h2", "The patch and tcplab side by side");
             page.raw("<p>tcplab: median [95% confidence interval of the median].</p>\n");
-            page.table(&["arm", "metric", "statistic", "patch", "tcplab"], &rows);
+            page.table(&self.side_by_side_header(), &rows);
         }
         for (head, rows) in self.run_lists() {
             page.el("h3", &head);
@@ -501,6 +561,9 @@ impl Reproduction<'_> {
                     esc(&c.description),
                     esc(&v)
                 ));
+            }
+            for k in self.kernel_checks() {
+                page.raw(&format!("<p>on {}</p>\n", esc(&k)));
             }
         }
         crate::html::comparison_sections(page, &self.comparison, command)
