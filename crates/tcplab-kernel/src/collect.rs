@@ -6,8 +6,8 @@
 //! as documented in docs/KERNEL.md: `events` is 0 (the guest has no
 //! event count); `data_segments` sums the clients' `tcpi_data_segs_out`;
 //! counters are per network namespace in Linux, so a flow's `counters` are
-//! its two hosts' only when no other flow uses either host (otherwise they
-//! stay zero, and only the run's total `counters` has them); a run's
+//! its two hosts' only when no other flow uses either host (otherwise
+//! `counters_known` is false, and only the run's total `counters` has them); a run's
 //! `cached_metrics` is not read back from the kernel (`None`);
 //! `peak_queue_packets` is the largest sampled queue length.
 
@@ -51,7 +51,7 @@ pub fn collect(cfg: &SimConfig, g: &GuestResult) -> RunResult {
                 } else {
                     Counters::default()
                 };
-                flow_result(cfg, i, out, counters, duration)
+                flow_result(cfg, i, out, alone.then_some(counters), duration)
             })
             .collect();
     let links = g
@@ -96,7 +96,7 @@ fn counters_of(list: &[(String, u64)]) -> Counters {
     c
 }
 
-fn flow_result(cfg: &SimConfig, i: usize, out: &FlowOut, counters: Counters, duration: Duration) -> FlowResult {
+fn flow_result(cfg: &SimConfig, i: usize, out: &FlowOut, counters: Option<Counters>, duration: Duration) -> FlowResult {
     let fc = &cfg.flows[i];
     let runs: Vec<RunSummary> = out.runs.iter().map(|r| run_summary(r, duration)).collect();
     let bytes: u64 = runs.iter().map(|r| r.bytes_delivered).sum();
@@ -126,7 +126,8 @@ fn flow_result(cfg: &SimConfig, i: usize, out: &FlowOut, counters: Counters, dur
         goodput_bps,
         retransmits,
         sender_info: runs.last().map(|r| r.sender_info).unwrap_or_default(),
-        counters,
+        counters_known: counters.is_some(),
+        counters: counters.unwrap_or_default(),
         completed_at,
         // Rows sampled only for the queue lengths are not a trace.
         trace: if cfg.trace_interval.is_some() { out.trace.iter().map(trace_row).collect() } else { Vec::new() },

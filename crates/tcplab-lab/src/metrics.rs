@@ -372,7 +372,28 @@ impl Metric {
                 .ok_or_else(|| Error::msg("metric jain: no flow delivered data in the window")),
             Quantity::Counter(m) => Ok(match &self.flow {
                 None => rep.counters.get(m.name()).copied().unwrap_or(0),
-                Some(_) => flows.iter().map(|&i| rep.flows[i].counters.get(m.name()).copied().unwrap_or(0)).sum(),
+                Some(_) => {
+                    let mut sum = 0;
+                    for i in flows {
+                        let f = &rep.flows[i];
+                        sum += match (&f.counters, m) {
+                            (Some(c), _) => c.get(m.name()).copied().unwrap_or(0),
+                            // tcp_info's total_retrans is per socket on either backend.
+                            (None, Mib::TcpRetransSegs) => f.retransmits,
+                            (None, _) => {
+                                return Err(Error::msg(format!(
+                                    "metric {}: {} counts per host and flow {} shares a host with another \
+                                     flow; measure the run's {} instead",
+                                    self.name,
+                                    rep.backend,
+                                    f.id,
+                                    m.name()
+                                )))
+                            }
+                        };
+                    }
+                    sum
+                }
             } as f64),
             Quantity::HystartExitCwnd => {
                 let c = |n: &str| rep.counters.get(n).copied().unwrap_or(0) as f64;
@@ -522,6 +543,30 @@ mod tests {
         assert_eq!(a.percentile_us(99.0), Some(9.0));
         assert_eq!(a.percentile_us(50.0), Some(2.0));
         assert_eq!(RpcLatencies::default().percentile_us(50.0), None);
+    }
+
+    #[test]
+    fn test_per_flow_counters_a_backend_cannot_attribute_are_an_error_not_zero() {
+        // Two flows between the same hosts: on the kernel backend their
+        // counters are one namespace's, so neither flow's are known.
+        let s = sc();
+        let mut out = crate::runner::run(&s, None).unwrap();
+        for f in &mut out.result.flows {
+            f.counters_known = false;
+            f.counters = Default::default();
+        }
+        out.backend = "linux-test".into();
+        let rep = crate::report::RunReport::new(&s, &out);
+        assert!(rep.flows[0].counters.is_none());
+        let m = Metric::parse("--metric", "TcpExtTCPLossProbes.f1", &s).unwrap();
+        let e = m.eval(&rep, &out.result).unwrap_err().to_string();
+        assert!(e.contains("linux-test counts per host and flow f1 shares a host"), "{e}");
+        // Retransmissions come from the socket's tcp_info on either backend.
+        let m = Metric::parse("--metric", "TcpRetransSegs.f1", &s).unwrap();
+        assert_eq!(m.eval(&rep, &out.result).unwrap(), out.result.flows[0].retransmits as f64);
+        // The run's total is always known.
+        let m = Metric::parse("--metric", "TcpExtTCPLossProbes", &s).unwrap();
+        assert!(m.eval(&rep, &out.result).is_ok());
     }
 
     #[test]

@@ -27,7 +27,8 @@
 //!     "min_rtt_us": 20000 | null,  // tcpi_min_rtt, µs; null before any RTT sample
 //!     "completed_at_s": null,      // when a finite transfer finished
 //!     "goodput_last_bps": 9.4e7 | null,  // over the last run.goodput_window
-//!     "counters": { "TcpExtTCPDelivered": 1, ... },  // this flow, every counter
+//!     "counters": { "TcpExtTCPDelivered": 1, ... } | null,  // this flow, every counter;
+//!                                  // null on the kernel when the flow shares a host (per-namespace counts)
 //!     "rpc": null | {              // an RPC flow's transaction latencies, µs
 //!       "count": 1000, "min_us": 1.0, "mean_us": 1.0, "p50_us": 1.0,
 //!       "p90_us": 1.0, "p99_us": 1.0, "p999_us": 1.0, "max_us": 1.0
@@ -101,7 +102,9 @@ pub struct FlowReport {
     pub min_rtt_us: Option<u32>,
     pub completed_at_s: Option<f64>,
     pub goodput_last_bps: Option<f64>,
-    pub counters: BTreeMap<&'static str, u64>,
+    /// None where the backend cannot count for this flow alone (see
+    /// `FlowResult::counters_known`).
+    pub counters: Option<BTreeMap<&'static str, u64>>,
     pub rpc: Option<RpcReport>,
     pub runs: Vec<FlowRunReport>,
 }
@@ -249,7 +252,7 @@ impl RunReport {
                     min_rtt_us: Some(f.sender_info.min_rtt_us).filter(|us| *us != NO_RTT_SAMPLE),
                     completed_at_s: f.completed_at.map(|d| d.as_secs_f64()),
                     goodput_last_bps,
-                    counters: counter_map(&f.counters),
+                    counters: f.counters_known.then(|| counter_map(&f.counters)),
                     rpc: f.rpc.as_ref().map(RpcReport::new),
                     runs: f.runs.iter().map(FlowRunReport::new).collect(),
                 }

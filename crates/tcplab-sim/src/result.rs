@@ -36,6 +36,10 @@ pub struct FlowResult {
     pub sender_info: TcpInfo,
     /// Sender and receiver counters of this flow.
     pub counters: Counters,
+    /// Whether `counters` are this flow's alone. Always in the model; on the
+    /// kernel backend only when no other flow uses either of its hosts
+    /// (Linux counts per network namespace), else `counters` is empty.
+    pub counters_known: bool,
     /// When the flow finished (all bytes of a finite bulk transfer
     /// delivered), if it did: time since the start of the run (not since
     /// the flow's start). A flow with a `stop` time finishes when every

@@ -97,6 +97,7 @@ impl Sim {
                 retransmits,
                 sender_info,
                 counters,
+                counters_known: true,
                 completed_at: flow.completed_at.map(since_zero),
                 trace: flow.trace.as_ref().map_or_else(Vec::new, |t| t.rows.clone()),
                 rpc: flow.rpc.as_ref().map(|r| r.stats()),
