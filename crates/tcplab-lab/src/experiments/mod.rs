@@ -522,8 +522,8 @@ impl Reproduction<'_> {
         for k in self.kernel_checks() {
             let _ = writeln!(s, "  on {k}");
         }
-        if let Some(k) = &self.linux {
-            let _ = writeln!(s, "linux column: {} ({})", k.kernel, k.source);
+        if let (Some(k), Some(v)) = (&self.linux, &self.experiment.kernel) {
+            let _ = writeln!(s, "linux column: {} ({}). {}", k.kernel, k.source, v.note.trim());
         }
         let _ = writeln!(s, "\ntcplab's runs:");
         s.push_str(&self.comparison.to_table());
