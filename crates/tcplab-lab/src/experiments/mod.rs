@@ -427,7 +427,7 @@ impl Reproduction<'_> {
                 for row in &mut rows[start..] {
                     let cell = match (row[2].as_str(), v.stat) {
                         ("min .. max", _) => linux(&|k, _| format!("{} .. {}", u.show(k.min), u.show(k.max))),
-                        (_, RefStat::Total(_)) => linux(&|k, n| u.show(k.mean * n as f64)),
+                        (_, RefStat::Total(_)) => linux(&|k, n| format!("{} over {n} runs", u.show(k.mean * n as f64))),
                         _ => linux(&|k, _| {
                             format!("{} [{}, {}]", u.show(k.median), u.show(k.ci95[0]), u.show(k.ci95[1]))
                         }),
