@@ -22,7 +22,8 @@
 //!     "bytes_delivered": 352941176,// bytes read by the receiving application
 //!     "retransmits": 12,           // TcpRetransSegs of the sender
 //!     "final_cwnd": 170,           // tcpi_snd_cwnd at the end, segments
-//!     "final_ssthresh": 120,       // tcpi_snd_ssthresh at the end, segments
+//!     "final_ssthresh": 120,       // tcpi_snd_ssthresh at the end, segments; 2147483647
+//!                                  // (TCP_INFINITE_SSTHRESH) before the first reduction, as Linux reports it
 //!     "srtt_us": 21000,            // tcpi_rtt at the end, µs
 //!     "min_rtt_us": 20000 | null,  // tcpi_min_rtt, µs; null before any RTT sample
 //!     "completed_at_s": null,      // when a finite transfer finished
