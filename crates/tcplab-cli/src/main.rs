@@ -429,6 +429,10 @@ struct MergeArgs {
     /// Print the merged sweep as CSV.
     #[arg(long)]
     csv: bool,
+    /// Merge even when runs are missing (a shard not given): the summaries
+    /// then cover fewer runs, said on stderr. Without it missing runs are an error.
+    #[arg(long)]
+    partial: bool,
 }
 
 fn main() -> ExitCode {
@@ -1006,6 +1010,12 @@ fn cmd_merge(a: MergeArgs) -> Result<ExitCode, Error> {
         files.push((f.display().to_string(), text));
     }
     let (result, warnings) = sweep::merge(&files)?;
+    if !a.partial && !warnings.is_empty() {
+        return Err(Error::at(
+            "merge",
+            format!("{}; give every shard's file, or --partial to merge what there is", warnings.join("; ")),
+        ));
+    }
     for w in warnings {
         eprintln!("tcplab: warning: {w}");
     }

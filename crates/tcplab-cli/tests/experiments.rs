@@ -351,7 +351,7 @@ fn test_sharded_sweep_merged_equals_unsharded() {
         std::fs::write(&f, o.stdout).unwrap();
         files.push(f);
     }
-    let shard1 = json(&tcplab(&["merge", &files[0], "--json"]));
+    let shard1 = json(&tcplab(&["merge", &files[0], "--json", "--partial"]));
     let n1: usize = shard1["points"].as_array().unwrap().iter().map(|p| p["runs"].as_array().unwrap().len()).sum();
     assert_eq!(n1, 4, "12 jobs round robin over 3 shards");
     let mut args = vec!["merge"];
@@ -361,8 +361,9 @@ fn test_sharded_sweep_merged_equals_unsharded() {
     assert_eq!(stdout(&merged), stdout(&whole), "merged JSON is byte-identical");
     assert_eq!(stdout(&tcplab(&[&args[..], &["--csv"]].concat())), stdout(&sweep(&["--csv"])));
     assert_eq!(stdout(&tcplab(&args)), stdout(&sweep(&[])));
-    // A missing shard: merged with a warning.
-    let o = tcplab(&["merge", &files[0], &files[1]]);
+    // A missing shard: an error, or with --partial a merge with a warning.
+    assert_error(&tcplab(&["merge", &files[0], &files[1]]), &["runs missing"]);
+    let o = tcplab(&["merge", &files[0], &files[1], "--partial"]);
     assert_ok(&o);
     assert!(stderr(&o).contains("runs missing"), "{}", stderr(&o));
     // Not shards of the same sweep.

@@ -235,6 +235,9 @@ fn test_merge_refuses_a_shard_run_without_the_sweeps_metrics() {
         shards.push(p);
     }
     assert_ok(&tcplab(&["merge", &shards[0], &shards[1]]));
+    // A forgotten shard is not a smaller sample.
+    assert_error(&tcplab(&["merge", &shards[0]]), &["runs missing (a shard not given?)", "--partial"]);
+    assert_ok(&tcplab(&["merge", &shards[0], "--partial"]));
     let text = std::fs::read_to_string(&shards[1]).unwrap();
     let first_run = text.find("\"metrics\":{\"goodput\":").expect("a run's metrics");
     let end = first_run + text[first_run..].find('}').unwrap() + 1;
