@@ -162,7 +162,8 @@ const HYSTART: Experiment = Experiment {
               One CUBIC bulk flow of 10 s, 80 ms RTT, fq pacing on the sender, on-off RTT noise of 8 ms on the \
               path; ten independent seeds per arm. Arms: the v3.18 and v3.19 presets (which differ in the \
               divisor and in running 3.18's or 3.19's HyStart code: 3.18 has no HyStart counters), current \
-              Linux, and both eras with delay detection only (hystart_detect = 2).",
+              Linux, both eras with delay detection only (hystart_detect = 2), and the patch's divisor switched \
+              in the current core under fq's EDT pacing as on the kernel (hystart_delay_thresh_shift 4 and 3).",
     scenario: scenario_file!("hystart-80ms.toml"),
     set: &[],
     arms: &[
@@ -173,6 +174,16 @@ const HYSTART: Experiment = Experiment {
         // isolates the patch's threshold from the ACK-train test.
         Arm::new("v3.18 delay-only", &["tcp.preset=v3.18", "tcp.cubic.hystart_detect=2"]),
         Arm::new("v3.19 delay-only", &["tcp.preset=v3.19", "tcp.cubic.hystart_detect=2"]),
+        // The kernel backend's set-up in the model: 6.x core, fq with EDT
+        // pacing, the divisor as tcp_cubic's hystart_delay_thresh_shift.
+        Arm::new(
+            "current /16 (fq EDT)",
+            &["tcp.preset=linux-current", "node.sender.qdisc=fq", "tcp.cubic.hystart_delay_thresh_shift=4"],
+        ),
+        Arm::new(
+            "current /8 (fq EDT)",
+            &["tcp.preset=linux-current", "node.sender.qdisc=fq", "tcp.cubic.hystart_delay_thresh_shift=3"],
+        ),
     ],
     metrics: &[
         "goodput",
