@@ -98,6 +98,8 @@ pub enum CubicVersion {
     Current,
 }
 
+crate::names::named_enum!(CubicVersion { V3_18 => "v3.18", V3_19 => "v3.19", Current => "current" });
+
 impl CubicVersion {
     /// The era of the shared tcp_cong.c helpers this CUBIC calls.
     pub fn cc_era(self) -> CcEra {

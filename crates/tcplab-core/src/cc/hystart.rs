@@ -62,6 +62,8 @@ pub enum HystartVersion {
     Current,
 }
 
+crate::names::named_enum!(HystartVersion { V3_18 => "v3.18", V3_19 => "v3.19", Current => "current" });
+
 impl HystartVersion {
     /// 3.x HyStart keeps delays in ms·8 and runs on the ms clock.
     pub fn is_ms_clock(self) -> bool {

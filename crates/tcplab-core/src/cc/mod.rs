@@ -301,6 +301,8 @@ pub enum CcEra {
     Current,
 }
 
+crate::names::named_enum!(CcEra { V3_18 => "v3.18", V3_19 => "v3.19", V4_17 => "v4.17", Current => "current" });
+
 /// `tcp_in_slow_start()` of the era: `cwnd < ssthresh` (≥ 4.3) or
 /// `cwnd <= ssthresh` (before).
 #[inline]
