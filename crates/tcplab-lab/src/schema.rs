@@ -1166,13 +1166,9 @@ fn set_knob<C>(f: F<'_>, knob: &knobs::Knob<C>, cfg: &mut C) -> Result<()> {
             }
             *acc(cfg) = out;
         }
-        Kind::Choice { names, set, .. } => {
-            let s = f.str(&type_desc(knob))?;
-            if !names.contains(&s) {
-                return Err(f.err(format!("unknown value {s:?} ({})", type_desc(knob))));
-            }
-            set(cfg, s);
-        }
+        // The core enum's `FromStr` decides; its error names the valid
+        // values, and `f` adds the knob's path and place.
+        Kind::Choice { set, .. } => set(cfg, f.str(&type_desc(knob))?).map_err(|e| f.err(e.to_string()))?,
     }
     Ok(())
 }
