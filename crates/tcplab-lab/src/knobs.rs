@@ -431,7 +431,9 @@ pub static DCTCP_PARAMS: &[Knob<DctcpParams>] = &[
     },
 ];
 
-/// Module-parameter table names inside a knob table, with their module.
+/// Module-parameter tables inside a knob table (`[tcp.cubic]`), in the
+/// order a knob table lists its keys: one per congestion control of
+/// [`CcConfig::NAMES`] ([`CUBIC_PARAMS`], [`DCTCP_PARAMS`], [`RENO_PARAMS`]).
 pub const MODULE_TABLES: &[&str] = &["cubic", "dctcp", "reno"];
 
 fn diff_table<C: Clone>(prefix: &str, table: &[Knob<C>], a: &C, b: &C, out: &mut Vec<(String, String, String)>) {
@@ -516,6 +518,15 @@ mod tests {
             assert_eq!(c, *base, "{}: a failed set changed the value", k.name);
         }
         n
+    }
+
+    #[test]
+    fn test_every_congestion_control_has_its_module_table() {
+        let mut tables = MODULE_TABLES.to_vec();
+        let mut names = CcConfig::NAMES.to_vec();
+        tables.sort_unstable();
+        names.sort_unstable();
+        assert_eq!(tables, names);
     }
 
     #[test]

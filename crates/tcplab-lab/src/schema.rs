@@ -25,9 +25,6 @@ use tcplab_sim::config::{
 };
 use tcplab_sim::{FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MAX_FLOWS};
 
-/// Congestion-control modules the model has (`tcp_available_congestion_control`).
-pub const CONGESTION_CONTROLS: &[&str] = &["reno", "cubic", "dctcp"];
-
 /// Default drop-tail limit of a queue: Linux's default `txqueuelen`.
 pub const DEFAULT_QUEUE_LIMIT: Limit = Limit::Packets(1000);
 
@@ -1040,10 +1037,10 @@ fn qdisc_config(f: F<'_>) -> Result<Qdisc> {
 /// A known congestion-control name.
 fn cc_name<'a>(f: F<'a>) -> Result<&'a str> {
     let s = f.str("a congestion control name such as \"cubic\"")?;
-    if CONGESTION_CONTROLS.contains(&s) && CcConfig::from_name(s).is_some() {
+    if CcConfig::from_name(s).is_some() {
         return Ok(s);
     }
-    Err(f.err(format!("unknown congestion control {s:?} (known: {})", CONGESTION_CONTROLS.join(", "))))
+    Err(f.err(format!("unknown congestion control {s:?} (known: {})", CcConfig::NAMES.join(", "))))
 }
 
 fn preset_name<'a>(f: F<'a>) -> Result<&'a str> {
@@ -1058,13 +1055,19 @@ fn preset_name<'a>(f: F<'a>) -> Result<&'a str> {
     Err(f.err(format!("unknown preset {s:?}{hint} (known: {})", PRESETS.join(", "))))
 }
 
-/// Keys a TCP knob table accepts besides the knobs.
-const KNOB_TABLE_EXTRA: &[&str] = &["preset", "congestion_control", "cubic", "dctcp", "reno"];
+/// Keys a TCP knob table accepts besides the knobs and the module tables
+/// ([`knobs::MODULE_TABLES`]).
+const KNOB_TABLE_EXTRA: &[&str] = &["preset", "congestion_control"];
 
 /// Checks every key and value of a knob table, so errors surface even in
 /// tables whose values end up overridden or unused.
 fn check_knob_table(t: &T<'_>) -> Result<()> {
-    let known: Vec<&str> = KNOB_TABLE_EXTRA.iter().copied().chain(knobs::KNOBS.iter().map(|k| k.name)).collect();
+    let known: Vec<&str> = KNOB_TABLE_EXTRA
+        .iter()
+        .chain(knobs::MODULE_TABLES)
+        .copied()
+        .chain(knobs::KNOBS.iter().map(|k| k.name))
+        .collect();
     t.only(&known)?;
     t.get("preset", |f| preset_name(f).map(|_| ()))?;
     t.get("congestion_control", |f| cc_name(f).map(|_| ()))?;

@@ -525,6 +525,11 @@ pub enum CcConfig {
 }
 
 impl CcConfig {
+    /// Every algorithm the model has (its `tcp_available_congestion_control`),
+    /// the one list scenarios, packetdrill, the fuzz targets and the kernel
+    /// backend read. [`from_name`](Self::from_name) takes exactly these.
+    pub const NAMES: &'static [&'static str] = &["reno", "cubic", "dctcp"];
+
     /// `tcp_ca_find()`: the module by name with default parameters.
     pub fn from_name(name: &str) -> Option<CcConfig> {
         match name {
