@@ -68,6 +68,7 @@ use super::{
     tcp_slow_start, tcp_slow_start_v3_18, tcp_slow_start_v3_19, AckSample, CaCtx, CaEvent, CaState, CcEra,
     CongestionOps,
 };
+use crate::rtt::{msecs_to_jiffies, usecs_to_jiffies};
 use tcplab_wire::SeqNum;
 
 #[cfg(test)]
@@ -81,8 +82,6 @@ pub const BICTCP_HZ: u32 = 10;
 pub const ACK_RATIO_SHIFT: u32 = 4;
 /// `ACK_RATIO_LIMIT` (≤ 3.18): at most 32 packets per ACK.
 pub const ACK_RATIO_LIMIT: u32 = 32 << ACK_RATIO_SHIFT;
-/// `MAX_JIFFY_OFFSET` on a 64-bit kernel: `(LONG_MAX >> 1) - 1`.
-const MAX_JIFFY_OFFSET: u64 = ((i64::MAX >> 1) - 1) as u64;
 
 /// Which kernel's CUBIC to model; see the module docs.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
@@ -362,39 +361,6 @@ pub fn cubic_root(a: u64) -> u32 {
     let q = a.checked_div(div).unwrap_or(0) as u32;
     let x = x.wrapping_mul(2).wrapping_add(q);
     x.wrapping_mul(341) >> 10
-}
-
-/// `msecs_to_jiffies()` of 3.x kernel/time.c (rounds up); `unsigned long`.
-//= linux:v3.18.30:kernel/time/time.c#msecs_to_jiffies
-pub fn msecs_to_jiffies(m: u32, hz: u32) -> u64 {
-    if (m as i32) < 0 {
-        return MAX_JIFFY_OFFSET;
-    }
-    let hz = hz.max(1) as u64;
-    if hz <= 1000 && 1000 % hz == 0 {
-        let f = 1000 / hz;
-        (m as u64).div_ceil(f)
-    } else {
-        (m as u64 * hz).div_ceil(1000)
-    }
-}
-
-/// `usecs_to_jiffies()` of 6.13 (rounds up); inputs above
-/// `jiffies_to_usecs(MAX_JIFFY_OFFSET)` (a u32-truncated product, e.g.
-/// 4294965296 at HZ=1000) give `MAX_JIFFY_OFFSET`, as the kernel does.
-//= linux:v6.13:kernel/time/time.c#__usecs_to_jiffies
-pub fn usecs_to_jiffies(u: u32, hz: u32) -> u64 {
-    let hz = hz.max(1) as u64;
-    if 1_000_000 % hz == 0 {
-        let f = 1_000_000 / hz;
-        let limit = f.wrapping_mul(MAX_JIFFY_OFFSET) as u32;
-        if u > limit {
-            return MAX_JIFFY_OFFSET;
-        }
-        (u as u64).div_ceil(f)
-    } else {
-        (u as u64 * hz).div_ceil(1_000_000)
-    }
 }
 
 impl Cubic {
