@@ -61,7 +61,7 @@
 //! `TCPHystart*` counters), and the initial slow start is HyStart++'s
 //! (`L`-limited, CSS). Everything else stays the era's CUBIC.
 
-use super::hystart::{Hystart, HystartExit, HystartVersion};
+use super::hystart::{Hystart, HystartExit, HystartParams, HystartVersion, HYSTART_ACK_TRAIN, HYSTART_DELAY};
 use super::hystart_plus::HystartPlusPlus;
 use super::{
     tcp_cong_avoid_ai, tcp_cong_avoid_ai_v3_18, tcp_in_slow_start, tcp_is_cwnd_limited, tcp_reno_undo_cwnd,
@@ -183,7 +183,7 @@ impl CubicParams {
             tcp_friendliness: true,
             initial_ssthresh: 0,
             hystart: true,
-            hystart_detect: super::hystart::HYSTART_ACK_TRAIN | super::hystart::HYSTART_DELAY,
+            hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
             hystart_low_window: 16,
             hystart_ack_delta_us: 2000,
             hystart_version: version.hystart_version(),
@@ -202,6 +202,17 @@ impl CubicParams {
             hystart_version: HystartVersion::V3_19,
             hystart_delay_thresh_shift: 3,
             ..CubicParams::for_version(CubicVersion::V3_18)
+        }
+    }
+
+    /// The parameters HyStart reads.
+    pub fn hystart_params(&self) -> HystartParams {
+        HystartParams {
+            hystart_version: self.hystart_version,
+            hystart_detect: self.hystart_detect,
+            hystart_low_window: self.hystart_low_window,
+            hystart_ack_delta_us: self.hystart_ack_delta_us,
+            hystart_delay_thresh_shift: self.hystart_delay_thresh_shift,
         }
     }
 
@@ -770,7 +781,7 @@ impl CongestionOps for Cubic {
             self.trace.hystart_called = true;
             let delay_min = self.ca.delay_min;
             let mut resets = self.trace.round_resets;
-            let exit = self.ca.hystart.update(tp, delay, delay_min, p, &mut resets);
+            let exit = self.ca.hystart.update(tp, delay, delay_min, &p.hystart_params(), &mut resets);
             self.trace.round_resets = resets;
             self.trace.hystart_exit.train |= exit.train;
             self.trace.hystart_exit.delay |= exit.delay;
