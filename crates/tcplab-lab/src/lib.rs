@@ -45,4 +45,5 @@ pub mod tree;
 pub mod units;
 
 pub use error::{Error, Result, EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK};
-pub use schema::{load, load_str, Scenario};
+pub use overrides::load;
+pub use schema::{load_str, Scenario};

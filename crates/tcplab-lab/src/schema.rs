@@ -60,20 +60,9 @@ impl Scenario {
     }
 }
 
-/// Reads, parses, overrides and validates a scenario file. Each `--set`
-/// may use a wildcard (`flow.*.cc=reno`), as in the experiment commands.
-pub fn load(path: &str, sets: &[String], seed: Option<u64>) -> Result<Scenario> {
-    use crate::overrides::{parse_one, Layers, ScenarioText};
-    let text = ScenarioText::read(path)?;
-    let mut layers = Layers::new();
-    for s in sets {
-        let origin = format!("--set {s}");
-        layers.push(&origin, &[parse_one(&origin, s)?]);
-    }
-    text.load(&layers, seed)
-}
-
-/// [`load`] for text already in memory; `name` is used in messages.
+/// Parses `text`, applies each `--set` (a plain dotted path; wildcards are
+/// [`crate::overrides`]'s, which calls this) and validates it; `name` is
+/// used in messages. [`crate::load`] reads a file.
 pub fn load_str(name: &str, text: &str, sets: &[String], seed: Option<u64>) -> Result<Scenario> {
     let mut tree = Tree::parse(Source::new(name, text))?;
     for s in sets {
