@@ -10,15 +10,15 @@
 //! With a [`Journal`], runs it already holds are not run again and every
 //! finished run is appended to it. Between runs the batch checks
 //! [`crate::interrupt`]: once interrupted it starts no new run (running
-//! runs stop at their next slice, [`crate::exec`]), and fails with
+//! runs stop at their next slice, [`crate::runner`]), and fails with
 //! [`crate::interrupt::interrupted`]; every run that finished is in the
 //! journal.
 
 use crate::error::{Error, Result};
-use crate::exec::{self, Extras};
 use crate::journal::Journal;
 use crate::metrics::{rpc_latencies, Metric, RpcLatencies};
 use crate::report::RunReport;
+use crate::runner::{self, Extras};
 use crate::schema::Scenario;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -169,7 +169,8 @@ fn run_journaled(job: &Job, journal: Option<&Journal>) -> Result<RunRecord> {
 pub fn run_one(job: &Job) -> Result<RunRecord> {
     let mut sc = (*job.scenario).clone();
     sc.sim.seed = job.seed;
-    let out = exec::run(&sc, Extras { keep_trace: job.keep, backend: job.backend.clone(), ..Default::default() })?;
+    let out =
+        runner::run_with(&sc, Extras { keep_trace: job.keep, backend: job.backend.clone(), ..Default::default() })?;
     let rep = RunReport::new(&sc, &out);
     let values = job
         .metrics
