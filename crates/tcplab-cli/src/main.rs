@@ -703,16 +703,7 @@ fn run_on(a: &RunArgs, sc: &tcplab_lab::Scenario, backend: Backend) -> Result<St
         }
     }
     if let Some(dir) = &plot_dir {
-        let traces: Vec<FlowTrace> = outcome
-            .result
-            .flows
-            .iter()
-            .map(|f| FlowTrace {
-                id: f.id.clone(),
-                mss: if f.sender_info.snd_mss > 0 { f.sender_info.snd_mss } else { 1448 },
-                rows: f.trace.clone(),
-            })
-            .collect();
+        let traces = FlowTrace::all(&outcome.result);
         let charts = plot::run_charts(&traces, outcome.result.sim_time.as_secs_f64(), "", "");
         let n = plot::write_all(&mut out, dir, &charts)?;
         eprintln!("tcplab: wrote {n} plot(s) (PNG and SVG) to {}", dir.display());
