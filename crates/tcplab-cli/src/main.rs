@@ -20,7 +20,6 @@ use std::process::ExitCode;
 use tcplab_lab::backend::{Backend, Choice};
 use tcplab_lab::batch::{self, FlowTrace, Progress, Quiet};
 use tcplab_lab::compare::{ArmSpec, CompareSpec, Comparison};
-use tcplab_lab::exec::{self, Extras};
 use tcplab_lab::experiments::{self, REGISTRY};
 use tcplab_lab::interrupt::{self, EXIT_INTERRUPTED};
 use tcplab_lab::journal::Journal;
@@ -28,7 +27,7 @@ use tcplab_lab::outputs::Outputs;
 use tcplab_lab::overrides::{parse_list, ScenarioText, Setting};
 use tcplab_lab::pcap::PcapCapture;
 use tcplab_lab::report::RunReport;
-use tcplab_lab::runner::{self, TraceSink};
+use tcplab_lab::runner::{self, Extras, TraceSink};
 use tcplab_lab::sweep::{self, SweepSpec};
 use tcplab_lab::{html, listing, plot, Error, EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK};
 
@@ -486,7 +485,7 @@ const LONG_RUN: std::time::Duration = std::time::Duration::from_secs(600);
 /// `sc` on `jobs` threads are estimated to take longer than [`LONG_RUN`].
 fn warn_if_long(sc: &tcplab_lab::Scenario, backend: &Backend, runs: u64, jobs: usize) {
     let Backend::Model { max_wall } = backend else { return };
-    let one = exec::wall_estimate(sc);
+    let one = runner::wall_estimate(sc);
     let waves = runs.div_ceil(batch::worker_threads(jobs, runs as usize).max(1) as u64).max(1);
     let total = one.saturating_mul(u32::try_from(waves).unwrap_or(u32::MAX));
     if total > LONG_RUN {
@@ -665,7 +664,7 @@ fn run_on(a: &RunArgs, sc: &tcplab_lab::Scenario, backend: Backend) -> Result<St
         progress: bar.is_some().then_some(&mut report as &mut dyn FnMut(f64)),
         backend,
     };
-    let outcome = exec::run(sc, extras);
+    let outcome = runner::run_with(sc, extras);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -704,16 +703,7 @@ fn run_on(a: &RunArgs, sc: &tcplab_lab::Scenario, backend: Backend) -> Result<St
         }
     }
     if let Some(dir) = &plot_dir {
-        let traces: Vec<FlowTrace> = outcome
-            .result
-            .flows
-            .iter()
-            .map(|f| FlowTrace {
-                id: f.id.clone(),
-                mss: if f.sender_info.snd_mss > 0 { f.sender_info.snd_mss } else { 1448 },
-                rows: f.trace.clone(),
-            })
-            .collect();
+        let traces = FlowTrace::all(&outcome.result);
         let charts = plot::run_charts(&traces, outcome.result.sim_time.as_secs_f64(), "", "");
         let n = plot::write_all(&mut out, dir, &charts)?;
         eprintln!("tcplab: wrote {n} plot(s) (PNG and SVG) to {}", dir.display());

@@ -26,6 +26,8 @@ pub enum CwndLimitedRule {
     Latched,
 }
 
+crate::names::named_enum!(CwndLimitedRule { InFlight => "in-flight", Latched => "latched" });
+
 /// Which ACKs may grow cwnd (`tcp_may_raise_cwnd`, tcp_input.c), the knob of
 /// "tcp: increase throughput when reordering is high" (v3.12).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
@@ -47,6 +49,8 @@ pub enum CwndGrowthRule {
     DataAcked,
 }
 
+crate::names::named_enum!(CwndGrowthRule { V3_11 => "v3.11", Posted => "posted", V3_12 => "v3.12", DataAcked => "data-acked" });
+
 /// Which kernel's `tcp_ack` / `tcp_fastretrans_alert` structure runs.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub enum AckEra {
@@ -62,6 +66,8 @@ pub enum AckEra {
     Current,
 }
 
+crate::names::named_enum!(AckEra { V3_12 => "v3.12", Current => "current" });
+
 /// What the `acked` argument of `cong_avoid` counts (`tcp_cong_avoid`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub enum AckedCount {
@@ -73,6 +79,8 @@ pub enum AckedCount {
     #[default]
     Delivered,
 }
+
+crate::names::named_enum!(AckedCount { PerAck => "per-ack", Cumulative => "cumulative", Delivered => "delivered" });
 
 /// Socket-level TCP settings of one endpoint.
 #[derive(Clone, Debug, PartialEq)]

@@ -12,7 +12,8 @@
 //!   (tcp_cong.c, tcp_cubic.c with HyStart, tcp_dctcp.c; RFC 9406 HyStart++).
 //! - [`rtt`]: `tcp_rtt_estimator` and the RTO; [`minmax`]: win_minmax.c.
 //! - [`prr`]: `tcp_cwnd_reduction` (RFC 6937).
-//! - [`config`]: sysctls, module parameters and kernel-era presets.
+//! - [`config`]: sysctls, module parameters and kernel-era presets;
+//!   [`names`]: the names of their era and rule enums (`as_str`, `FromStr`).
 //! - [`counters`]: MIB counters under their nstat names.
 //! - [`flag`]: tcp_input.c's `FLAG_*` bits; [`metrics`]: tcp_metrics.c's
 //!   per-destination cache; [`time`]: virtual time, jiffies.
@@ -24,6 +25,7 @@ pub mod counters;
 pub mod flag;
 pub mod metrics;
 pub mod minmax;
+pub mod names;
 pub mod prr;
 pub mod rtt;
 pub mod time;

@@ -77,6 +77,8 @@ pub enum PrrRule {
     Current,
 }
 
+crate::names::named_enum!(PrrRule { V3_12 => "v3.12", V4_17 => "v4.17", Current => "current" });
+
 /// The knobs of [`tcp_cwnd_reduction`].
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct PrrConfig {

@@ -83,14 +83,45 @@ const fn sane_hz(hz: u32) -> u64 {
     }
 }
 
-/// `usecs_to_jiffies(u)` (include/linux/jiffies.h), rounding **up**.
+/// `MAX_JIFFY_OFFSET` (include/linux/jiffies.h) on a 64-bit kernel:
+/// `((LONG_MAX >> 1) - 1)`, what the conversions return for a time too
+/// long to be a jiffies offset.
+pub const MAX_JIFFY_OFFSET: u64 = ((i64::MAX >> 1) - 1) as u64;
+
+/// `usecs_to_jiffies(u)` (include/linux/jiffies.h; for a run-time `u` it
+/// is `__usecs_to_jiffies`, kernel/time/time.c): rounds **up**, and gives
+/// [`MAX_JIFFY_OFFSET`] for `u > jiffies_to_usecs(MAX_JIFFY_OFFSET)`. That
+/// bound is a u32-truncated product, just below 2^32 µs (4294965296 at
+/// HZ=1000), so only inputs near `u32::MAX` are clamped.
+///
+/// The one conversion of the model (CUBIC, the RTO, RACK-TLP, the
+/// receiver). Call sites where the clamp would change what the model did
+/// use [`usecs_to_jiffies_unclamped`] and say why.
+///
+/// For an `HZ` that does not divide 10^6 (300) no clamp is applied: the
+/// kernel's bound there comes from `HZ_TO_USEC_NUM/DEN` arithmetic that
+/// the model does not reproduce.
+//= linux:v6.13:kernel/time/time.c#__usecs_to_jiffies
+pub const fn usecs_to_jiffies(u: u32, hz: u32) -> u64 {
+    let h = sane_hz(hz);
+    // `!(USEC_PER_SEC % HZ)`: the kernel's branch for an HZ dividing 10^6.
+    let divides = (USEC_PER_SEC / h) * h == USEC_PER_SEC;
+    if divides && u > jiffies_to_usecs(MAX_JIFFY_OFFSET, hz) {
+        return MAX_JIFFY_OFFSET;
+    }
+    usecs_to_jiffies_unclamped(u, hz)
+}
+
+/// `_usecs_to_jiffies(u)` (include/linux/jiffies.h): the rounding of
+/// [`usecs_to_jiffies`] without its `MAX_JIFFY_OFFSET` clamp.
 ///
 /// For an `HZ` that divides 10^6 (1000, 250, 100, …) the kernel computes
 /// `(u + USEC_PER_SEC/HZ - 1) / (USEC_PER_SEC/HZ)` in `unsigned long`; this
 /// does the same in u64. For other `HZ` (e.g. 300) the kernel uses a
 /// multiply-and-shift whose constants are generated to give the same
 /// ceiling; here it is computed exactly.
-pub const fn usecs_to_jiffies(u: u32, hz: u32) -> u64 {
+#[doc(alias = "_usecs_to_jiffies")]
+pub const fn usecs_to_jiffies_unclamped(u: u32, hz: u32) -> u64 {
     let hz = sane_hz(hz);
     let per = USEC_PER_SEC / hz;
     if per * hz == USEC_PER_SEC {
@@ -98,6 +129,23 @@ pub const fn usecs_to_jiffies(u: u32, hz: u32) -> u64 {
         (u as u64).div_ceil(per)
     } else {
         (u as u64 * hz).div_ceil(USEC_PER_SEC)
+    }
+}
+
+/// `msecs_to_jiffies(m)` (include/linux/jiffies.h, `__msecs_to_jiffies` in
+/// kernel/time/time.c; the same in 3.x and 6.x): rounds up; an `m` that
+/// is negative as an `int` gives [`MAX_JIFFY_OFFSET`].
+//= linux:v6.13:kernel/time/time.c#__msecs_to_jiffies
+pub const fn msecs_to_jiffies(m: u32, hz: u32) -> u64 {
+    if (m as i32) < 0 {
+        return MAX_JIFFY_OFFSET;
+    }
+    let hz = sane_hz(hz);
+    if hz <= 1000 && 1000 % hz == 0 {
+        // `(m + MSEC_PER_SEC/HZ - 1) / (MSEC_PER_SEC/HZ)`
+        (m as u64).div_ceil(1000 / hz)
+    } else {
+        (m as u64 * hz).div_ceil(1000)
     }
 }
 
@@ -174,7 +222,10 @@ impl RttEstimator {
             rtt_seq: SeqNum(0),
             icsk_rto: tcp_timeout_init(hz),
             // `icsk_rto_min` is a u32 field holding an unsigned long.
-            icsk_rto_min: usecs_to_jiffies(rto_min_us, hz) as u32,
+            // Unclamped: the kernel's sysctl stops at INT_MAX µs, far below
+            // the clamp, and the model keeps its result for larger values
+            // (packetdrill's `tcp_rto_min_us` takes any u32).
+            icsk_rto_min: usecs_to_jiffies_unclamped(rto_min_us, hz) as u32,
             icsk_backoff: 0,
             hz,
         }
@@ -270,7 +321,8 @@ impl RttEstimator {
 
     /// `__tcp_set_rto(tp)`: `usecs_to_jiffies(srtt/8 + rttvar)`, the RTO in
     /// jiffies before `tcp_bound_rto`. The sum is a `u32` sum, as in the
-    /// kernel.
+    /// kernel; a sum past the clamp gives `MAX_JIFFY_OFFSET`, which every
+    /// caller bounds to `TCP_RTO_MAX` as it did the unclamped value.
     #[doc(alias = "__tcp_set_rto")]
     pub const fn compute_rto(&self) -> u64 {
         usecs_to_jiffies((self.srtt_us >> 3).wrapping_add(self.rttvar_us), self.hz)
@@ -494,7 +546,17 @@ mod tests {
         assert_eq!(usecs_to_jiffies(200_001, 1000), 201);
         assert_eq!(usecs_to_jiffies(1_000, 250), 1);
         assert_eq!(usecs_to_jiffies(0, 250), 0);
-        assert_eq!(usecs_to_jiffies(u32::MAX, 1000), 4_294_968);
+        // Past jiffies_to_usecs(MAX_JIFFY_OFFSET) the kernel clamps;
+        // `_usecs_to_jiffies` alone does not.
+        assert_eq!(usecs_to_jiffies_unclamped(u32::MAX, 1000), 4_294_968);
+        assert_eq!(usecs_to_jiffies(4_294_965_296, 1000), 4_294_966);
+        assert_eq!(usecs_to_jiffies(4_294_965_297, 1000), MAX_JIFFY_OFFSET);
+        assert_eq!(usecs_to_jiffies(u32::MAX, 250), MAX_JIFFY_OFFSET);
+        assert_eq!(usecs_to_jiffies(u32::MAX, 300), 1_288_491); // no clamp at HZ=300
+        assert_eq!(msecs_to_jiffies(500, 250), 125);
+        assert_eq!(msecs_to_jiffies(1, 250), 1);
+        assert_eq!(msecs_to_jiffies(1, 300), 1);
+        assert_eq!(msecs_to_jiffies(0x8000_0000, 1000), MAX_JIFFY_OFFSET);
         assert_eq!(usecs_to_jiffies(3_334, 300), 2);
         assert_eq!(jiffies_to_usecs(1, 250), 4_000);
         assert_eq!(jiffies_to_usecs(1, 300), 3_333);

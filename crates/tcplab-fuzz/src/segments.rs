@@ -199,7 +199,7 @@ pub fn check(data: &[u8]) {
 pub fn run(input: &Input) {
     let preset = PRESETS[usize::from(input.preset) % PRESETS.len()];
     let Some(mut cfg) = TcpConfig::preset(preset) else { return };
-    let cc = ["reno", "cubic", "dctcp"][usize::from(input.cc) % 3];
+    let cc = CcConfig::NAMES[usize::from(input.cc) % CcConfig::NAMES.len()];
     let Some(cc) = CcConfig::from_name(cc) else { return };
     cfg.congestion_control = cc;
     cfg.tcp_sack = input.sack;

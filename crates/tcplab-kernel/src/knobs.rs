@@ -9,6 +9,7 @@
 //! silently on the kernel backend.
 
 use crate::switches;
+use tcplab_core::config::CwndGrowthRule;
 
 /// One knob of one flow end, as the lab renders it (TOML text).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +76,12 @@ pub enum Conv {
     Names(&'static [(&'static str, &'static str)]),
 }
 
+/// `cwnd_growth` on a patched kernel: `forward_progress_growth=1` is
+/// v3.12's rule (mainline), `0` the rule reverted (kernel/patches/0001).
+/// The other rules have no kernel counterpart. Names from the core enum.
+const CWND_GROWTH_SWITCH: &[(&str, &str)] =
+    &[(CwndGrowthRule::V3_12.as_str(), "1"), (CwndGrowthRule::DataAcked.as_str(), "0")];
+
 /// Every knob the model has, and what the kernel does with it.
 pub const TABLE: &[(&str, Target, Conv)] = &[
     ("preset", Target::Label, Conv::Plain),
@@ -106,11 +113,7 @@ pub const TABLE: &[(&str, Target, Conv)] = &[
     ("hz", Target::Hz, Conv::Plain),
     ("so_sndbuf", Target::SndBuf, Conv::Plain),
     ("so_rcvbuf", Target::RcvBuf, Conv::Plain),
-    (
-        "cwnd_growth",
-        Target::Switch(switches::FORWARD_PROGRESS_GROWTH),
-        Conv::Names(&[("v3.12", "1"), ("data-acked", "0")]),
-    ),
+    ("cwnd_growth", Target::Switch(switches::FORWARD_PROGRESS_GROWTH), Conv::Names(CWND_GROWTH_SWITCH)),
     ("cwnd_reduction_floor", Target::Switch(switches::CWND_REDUCTION_FLOOR), Conv::Plain),
     ("ack_on_cwr", Target::Switch(switches::ACK_ON_CWR), Conv::Bool),
     ("dctcp_ack_on_ce_change", Target::Switch(switches::DCTCP_ACK_ON_CE_CHANGE), Conv::Bool),
@@ -184,8 +187,9 @@ mod tests {
         assert_eq!(convert(Conv::Bool, "false").as_deref(), Some("0"));
         assert_eq!(convert(Conv::Triple, "[4096, 131072, 6291456]").as_deref(), Some("4096 131072 6291456"));
         assert_eq!(convert(Conv::Triple, "[1, 2]"), None);
-        let names = Conv::Names(&[("v3.12", "1"), ("data-acked", "0")]);
+        let names = Conv::Names(CWND_GROWTH_SWITCH);
         assert_eq!(convert(names, "\"data-acked\"").as_deref(), Some("0"));
+        assert_eq!(convert(names, "\"v3.12\"").as_deref(), Some("1"));
         assert_eq!(convert(names, "\"v3.11\""), None);
     }
 

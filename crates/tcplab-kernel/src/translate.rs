@@ -58,6 +58,7 @@ use crate::knobs::{self, convert, KnobSetting, Target};
 use crate::timeline::{self, OnOff};
 use std::collections::BTreeMap;
 use tcplab_agent::job::{Action, App, FlowJob, Job, LinkProbe, NetemTimeline, SockOpts, Step, JOB_VERSION};
+use tcplab_core::cc::CcConfig;
 use tcplab_sim::config::{
     AppConfig, DelayModel, DirectionConfig, FqPacing, Limit, LossModel, NodeKind, Qdisc, QueueConfig, SimConfig,
 };
@@ -119,7 +120,10 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         mtu: settings.mtu,
     };
 
-    t.sysctl(None, "net.ipv4.tcp_allowed_congestion_control", "reno cubic dctcp bbr", "congestion controls");
+    // The model's algorithms (the only ones a scenario can name), and bbr,
+    // which the image also builds.
+    let allowed = format!("{} bbr", CcConfig::NAMES.join(" "));
+    t.sysctl(None, "net.ipv4.tcp_allowed_congestion_control", &allowed, "congestion controls");
     for (i, node) in cfg.nodes.iter().enumerate() {
         let ns = node_ns(&node.name);
         let what = format!("node {}", node.name);

@@ -1,7 +1,7 @@
 //! Which backend runs a scenario: the model (tcplab-sim with the
 //! tcplab-core TCP) or the real Linux kernel (tcplab-kernel, a User-Mode
 //! Linux guest in virtual time). Both return the simulator's result type,
-//! so everything above [`crate::exec`] is the same for either.
+//! so everything above [`crate::runner`] is the same for either.
 
 use crate::error::{Error, Result};
 use crate::schema::Scenario;

@@ -10,19 +10,19 @@
 //! With a [`Journal`], runs it already holds are not run again and every
 //! finished run is appended to it. Between runs the batch checks
 //! [`crate::interrupt`]: once interrupted it starts no new run (running
-//! runs stop at their next slice, [`crate::exec`]), and fails with
+//! runs stop at their next slice, [`crate::runner`]), and fails with
 //! [`crate::interrupt::interrupted`]; every run that finished is in the
 //! journal.
 
 use crate::error::{Error, Result};
-use crate::exec::{self, Extras};
 use crate::journal::Journal;
 use crate::metrics::{rpc_latencies, Metric, RpcLatencies};
 use crate::report::RunReport;
+use crate::runner::{self, Extras};
 use crate::schema::Scenario;
 use rayon::prelude::*;
 use std::sync::Arc;
-use tcplab_sim::result::TraceRow;
+use tcplab_sim::result::{RunResult, TraceRow};
 
 /// Progress of a batch, e.g. a progress bar. Called from worker threads.
 pub trait Progress: Sync {
@@ -62,6 +62,28 @@ pub struct FlowTrace {
     /// Sender MSS (bytes), to turn delivered segments into bytes.
     pub mss: u32,
     pub rows: Vec<TraceRow>,
+}
+
+/// The MSS assumed for a flow whose sender never set one (`tcpi_snd_mss`
+/// 0: no connection, so nothing delivered to convert): linux-current's,
+/// a 1500-byte MTU less 40 bytes of IPv4 and TCP headers and 12 of
+/// timestamp option (`TCPOLEN_TSTAMP_ALIGNED`).
+pub const FALLBACK_MSS: u32 = 1500 - 40 - 12;
+
+impl FlowTrace {
+    /// Every flow's trace in `result`, with its sender's MSS (plots of one
+    /// run, `tcplab run --plot` and the batch runs alike).
+    pub fn all(result: &RunResult) -> Vec<FlowTrace> {
+        result
+            .flows
+            .iter()
+            .map(|f| FlowTrace {
+                id: f.id.clone(),
+                mss: if f.sender_info.snd_mss > 0 { f.sender_info.snd_mss } else { FALLBACK_MSS },
+                rows: f.trace.clone(),
+            })
+            .collect()
+    }
 }
 
 /// What one run left.
@@ -169,7 +191,8 @@ fn run_journaled(job: &Job, journal: Option<&Journal>) -> Result<RunRecord> {
 pub fn run_one(job: &Job) -> Result<RunRecord> {
     let mut sc = (*job.scenario).clone();
     sc.sim.seed = job.seed;
-    let out = exec::run(&sc, Extras { keep_trace: job.keep, backend: job.backend.clone(), ..Default::default() })?;
+    let out =
+        runner::run_with(&sc, Extras { keep_trace: job.keep, backend: job.backend.clone(), ..Default::default() })?;
     let rep = RunReport::new(&sc, &out);
     let values = job
         .metrics
@@ -178,19 +201,7 @@ pub fn run_one(job: &Job) -> Result<RunRecord> {
             m.eval(&rep, &out.result).map_err(|e| Error { message: format!("seed {}: {}", job.seed, e.message), ..e })
         })
         .collect::<Result<Vec<f64>>>()?;
-    let traces = if job.keep {
-        out.result
-            .flows
-            .iter()
-            .map(|f| FlowTrace {
-                id: f.id.clone(),
-                mss: if f.sender_info.snd_mss > 0 { f.sender_info.snd_mss } else { 1448 },
-                rows: f.trace.clone(),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let traces = if job.keep { FlowTrace::all(&out.result) } else { Vec::new() };
     let rpc = if job.keep || job.keep_rpc {
         (0..out.result.flows.len())
             .filter_map(|i| rpc_latencies(&out.result, i).map(|v| (out.result.flows[i].id.clone(), v)))

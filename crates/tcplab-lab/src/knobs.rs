@@ -15,6 +15,7 @@ use tcplab_core::cc::hystart::HystartVersion;
 use tcplab_core::cc::reno::RenoParams;
 use tcplab_core::cc::{CcConfig, CcEra};
 use tcplab_core::config::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule};
+use tcplab_core::names::UnknownName;
 use tcplab_core::prr::PrrRule;
 use tcplab_core::TcpConfig;
 
@@ -31,8 +32,14 @@ pub enum Kind<C> {
     U8 { acc: fn(&mut C) -> &mut u8, min: u8, max: u8 },
     /// Three byte sizes `[min, default, max]`, like `tcp_rmem`.
     Triple(fn(&mut C) -> &mut [u32; 3]),
-    /// One of a fixed set of names.
-    Choice { names: &'static [&'static str], get: fn(&C) -> &'static str, set: fn(&mut C, &str) },
+    /// One of a fixed set of names: a core enum's `NAMES`, `as_str` and
+    /// `FromStr` (tcplab_core::names). `set` fails on a name not in
+    /// `names`, so a typo is never read as the default.
+    Choice {
+        names: &'static [&'static str],
+        get: fn(&C) -> &'static str,
+        set: fn(&mut C, &str) -> Result<(), UnknownName>,
+    },
 }
 
 /// How a plain integer is to be read, and which strings are accepted.
@@ -91,82 +98,10 @@ pub fn type_desc<C>(k: &Knob<C>) -> String {
     }
 }
 
-const CWND_GROWTH: &[&str] = &["v3.11", "posted", "v3.12", "data-acked"];
-const CWND_LIMITED: &[&str] = &["in-flight", "latched"];
-const ACK_ERAS: &[&str] = &["v3.12", "current"];
-const ACKED_COUNTS: &[&str] = &["per-ack", "cumulative", "delivered"];
-const PRR_RULES: &[&str] = &["v3.12", "v4.17", "current"];
-
-fn cwnd_growth_name(c: &TcpConfig) -> &'static str {
-    match c.cwnd_growth {
-        CwndGrowthRule::V3_11 => "v3.11",
-        CwndGrowthRule::Posted => "posted",
-        CwndGrowthRule::V3_12 => "v3.12",
-        CwndGrowthRule::DataAcked => "data-acked",
-    }
-}
-
-fn set_cwnd_growth(c: &mut TcpConfig, n: &str) {
-    c.cwnd_growth = match n {
-        "v3.11" => CwndGrowthRule::V3_11,
-        "posted" => CwndGrowthRule::Posted,
-        "data-acked" => CwndGrowthRule::DataAcked,
-        _ => CwndGrowthRule::V3_12,
-    };
-}
-
-fn cwnd_limited_name(c: &TcpConfig) -> &'static str {
-    match c.cwnd_limited_rule {
-        CwndLimitedRule::InFlight => "in-flight",
-        CwndLimitedRule::Latched => "latched",
-    }
-}
-
-fn set_cwnd_limited(c: &mut TcpConfig, n: &str) {
-    c.cwnd_limited_rule = if n == "in-flight" { CwndLimitedRule::InFlight } else { CwndLimitedRule::Latched };
-}
-
-fn ack_era_name(c: &TcpConfig) -> &'static str {
-    match c.ack_era {
-        AckEra::V3_12 => "v3.12",
-        AckEra::Current => "current",
-    }
-}
-
-fn set_ack_era(c: &mut TcpConfig, n: &str) {
-    c.ack_era = if n == "v3.12" { AckEra::V3_12 } else { AckEra::Current };
-}
-
-fn acked_count_name(c: &TcpConfig) -> &'static str {
-    match c.acked_count {
-        AckedCount::PerAck => "per-ack",
-        AckedCount::Cumulative => "cumulative",
-        AckedCount::Delivered => "delivered",
-    }
-}
-
-fn set_acked_count(c: &mut TcpConfig, n: &str) {
-    c.acked_count = match n {
-        "per-ack" => AckedCount::PerAck,
-        "cumulative" => AckedCount::Cumulative,
-        _ => AckedCount::Delivered,
-    };
-}
-
-fn prr_rule_name(c: &TcpConfig) -> &'static str {
-    match c.prr_rule {
-        PrrRule::V3_12 => "v3.12",
-        PrrRule::V4_17 => "v4.17",
-        PrrRule::Current => "current",
-    }
-}
-
-fn set_prr_rule(c: &mut TcpConfig, n: &str) {
-    c.prr_rule = match n {
-        "v3.12" => PrrRule::V3_12,
-        "v4.17" => PrrRule::V4_17,
-        _ => PrrRule::Current,
-    };
+/// Sets an enum knob from its name (the core enum's `FromStr`).
+fn set_name<E: std::str::FromStr<Err = UnknownName>>(slot: &mut E, name: &str) -> Result<(), UnknownName> {
+    *slot = name.parse()?;
+    Ok(())
 }
 
 /// Every socket knob, in documentation order.
@@ -289,22 +224,34 @@ pub static KNOBS: &[Knob] = &[
     },
     Knob {
         name: "cwnd_growth",
-        kind: Kind::Choice { names: CWND_GROWTH, get: cwnd_growth_name, set: set_cwnd_growth },
+        kind: Kind::Choice {
+            names: CwndGrowthRule::NAMES,
+            get: |c| c.cwnd_growth.as_str(),
+            set: |c, n| set_name(&mut c.cwnd_growth, n),
+        },
         doc: "Which ACKs may grow cwnd (patch \"tcp: increase throughput when reordering is high\").",
     },
     Knob {
         name: "cwnd_limited_rule",
-        kind: Kind::Choice { names: CWND_LIMITED, get: cwnd_limited_name, set: set_cwnd_limited },
+        kind: Kind::Choice {
+            names: CwndLimitedRule::NAMES,
+            get: |c| c.cwnd_limited_rule.as_str(),
+            set: |c, n| set_name(&mut c.cwnd_limited_rule, n),
+        },
         doc: "tcp_is_cwnd_limited: in-flight (before 3.16: the ACK's prior in-flight against cwnd, tcp_max_burst and TSO room) or latched (3.16+: tcp_cwnd_validate's flag).",
     },
     Knob {
         name: "ack_era",
-        kind: Kind::Choice { names: ACK_ERAS, get: ack_era_name, set: set_ack_era },
+        kind: Kind::Choice { names: AckEra::NAMES, get: |c| c.ack_era.as_str(), set: |c, n| set_name(&mut c.ack_era, n) },
         doc: "tcp_ack structure: v3.12 (cong_avoid before fastretrans_alert, FACK, PRR inside) or current (>= 4.9).",
     },
     Knob {
         name: "acked_count",
-        kind: Kind::Choice { names: ACKED_COUNTS, get: acked_count_name, set: set_acked_count },
+        kind: Kind::Choice {
+            names: AckedCount::NAMES,
+            get: |c| c.acked_count.as_str(),
+            set: |c, n| set_name(&mut c.acked_count, n),
+        },
         doc: "What cong_avoid's acked counts: per-ack (<= 3.12), cumulative (3.13-4.8), delivered (>= 4.9).",
     },
     Knob {
@@ -324,7 +271,7 @@ pub static KNOBS: &[Knob] = &[
     },
     Knob {
         name: "prr_rule",
-        kind: Kind::Choice { names: PRR_RULES, get: prr_rule_name, set: set_prr_rule },
+        kind: Kind::Choice { names: PrrRule::NAMES, get: |c| c.prr_rule.as_str(), set: |c, n| set_name(&mut c.prr_rule, n) },
         doc: "tcp_cwnd_reduction's slow-start reduction bound, by kernel era.",
     },
     Knob {
@@ -349,84 +296,24 @@ pub fn find(name: &str) -> Option<&'static Knob> {
     KNOBS.iter().find(|k| k.name == name)
 }
 
-const CUBIC_VERSIONS: &[&str] = &["v3.18", "v3.19", "current"];
-const RENO_VERSIONS: &[&str] = &["v3.18", "v3.19", "v4.17", "current"];
-
-fn reno_version_name(p: &RenoParams) -> &'static str {
-    match p.era {
-        CcEra::V3_18 => "v3.18",
-        CcEra::V3_19 => "v3.19",
-        CcEra::V4_17 => "v4.17",
-        CcEra::Current => "current",
-    }
-}
-
-fn set_reno_version(p: &mut RenoParams, n: &str) {
-    p.era = match n {
-        "v3.18" => CcEra::V3_18,
-        "v3.19" => CcEra::V3_19,
-        "v4.17" => CcEra::V4_17,
-        _ => CcEra::Current,
-    };
-}
-const DCTCP_VERSIONS: &[&str] = &["v4.17", "current"];
-
-fn cubic_version_name(p: &CubicParams) -> &'static str {
-    match p.version {
-        CubicVersion::V3_18 => "v3.18",
-        CubicVersion::V3_19 => "v3.19",
-        CubicVersion::Current => "current",
-    }
-}
-
 /// Setting `version` selects that kernel's CUBIC and its HyStart and
 /// delay-threshold divisor (like `CubicParams::for_version`), keeping
 /// the numeric module parameters. It is applied before the other
 /// parameters of the same table, whatever the order in the file.
-fn set_cubic_version(p: &mut CubicParams, n: &str) {
-    let v = match n {
-        "v3.18" => CubicVersion::V3_18,
-        "v3.19" => CubicVersion::V3_19,
-        _ => CubicVersion::Current,
-    };
+fn set_cubic_version(p: &mut CubicParams, n: &str) -> Result<(), UnknownName> {
+    let v: CubicVersion = n.parse()?;
     let fresh = CubicParams::for_version(v);
     p.version = v;
     p.hystart_version = fresh.hystart_version;
     p.hystart_delay_thresh_shift = fresh.hystart_delay_thresh_shift;
-}
-
-fn hystart_version_name(p: &CubicParams) -> &'static str {
-    match p.hystart_version {
-        HystartVersion::V3_18 => "v3.18",
-        HystartVersion::V3_19 => "v3.19",
-        HystartVersion::Current => "current",
-    }
-}
-
-fn set_hystart_version(p: &mut CubicParams, n: &str) {
-    p.hystart_version = match n {
-        "v3.18" => HystartVersion::V3_18,
-        "v3.19" => HystartVersion::V3_19,
-        _ => HystartVersion::Current,
-    };
-}
-
-fn dctcp_version_name(p: &DctcpParams) -> &'static str {
-    match p.version {
-        DctcpVersion::V4_17 => "v4.17",
-        DctcpVersion::Current => "current",
-    }
-}
-
-fn set_dctcp_version(p: &mut DctcpParams, n: &str) {
-    p.version = if n == "v4.17" { DctcpVersion::V4_17 } else { DctcpVersion::Current };
+    Ok(())
 }
 
 /// `tcp_cubic` module parameters (`[tcp.cubic]`).
 pub static CUBIC_PARAMS: &[Knob<CubicParams>] = &[
     Knob {
         name: "version",
-        kind: Kind::Choice { names: CUBIC_VERSIONS, get: cubic_version_name, set: set_cubic_version },
+        kind: Kind::Choice { names: CubicVersion::NAMES, get: |p| p.version.as_str(), set: set_cubic_version },
         doc: "Which kernel's tcp_cubic.c to model (also selects its HyStart).",
     },
     Knob {
@@ -472,7 +359,11 @@ pub static CUBIC_PARAMS: &[Knob<CubicParams>] = &[
     },
     Knob {
         name: "hystart_version",
-        kind: Kind::Choice { names: CUBIC_VERSIONS, get: hystart_version_name, set: set_hystart_version },
+        kind: Kind::Choice {
+            names: HystartVersion::NAMES,
+            get: |p| p.hystart_version.as_str(),
+            set: |p, n| set_name(&mut p.hystart_version, n),
+        },
         doc: "Which kernel's HyStart (normally follows version; must match its clock).",
     },
     Knob {
@@ -497,7 +388,7 @@ pub static CUBIC_PARAMS: &[Knob<CubicParams>] = &[
 pub static RENO_PARAMS: &[Knob<RenoParams>] = &[
     Knob {
         name: "version",
-        kind: Kind::Choice { names: RENO_VERSIONS, get: reno_version_name, set: set_reno_version },
+        kind: Kind::Choice { names: CcEra::NAMES, get: |p| p.era.as_str(), set: |p, n| set_name(&mut p.era, n) },
         doc: "Which kernel's tcp_reno_cong_avoid and tcp_cong.c helpers: v3.18 (3.13-3.18: one step per ACK, slow start to ssthresh + 1), v3.19 (4.0-4.2: stretch-ACK aware), v4.17 (4.3-5.18), current.",
     },
     Knob {
@@ -516,7 +407,11 @@ pub static RENO_PARAMS: &[Knob<RenoParams>] = &[
 pub static DCTCP_PARAMS: &[Knob<DctcpParams>] = &[
     Knob {
         name: "version",
-        kind: Kind::Choice { names: DCTCP_VERSIONS, get: dctcp_version_name, set: set_dctcp_version },
+        kind: Kind::Choice {
+            names: DctcpVersion::NAMES,
+            get: |p| p.version.as_str(),
+            set: |p, n| set_name(&mut p.version, n),
+        },
         doc: "Which kernel's tcp_dctcp.c to model.",
     },
     Knob {
@@ -536,7 +431,9 @@ pub static DCTCP_PARAMS: &[Knob<DctcpParams>] = &[
     },
 ];
 
-/// Module-parameter table names inside a knob table, with their module.
+/// Module-parameter tables inside a knob table (`[tcp.cubic]`), in the
+/// order a knob table lists its keys: one per congestion control of
+/// [`CcConfig::NAMES`] ([`CUBIC_PARAMS`], [`DCTCP_PARAMS`], [`RENO_PARAMS`]).
 pub const MODULE_TABLES: &[&str] = &["cubic", "dctcp", "reno"];
 
 fn diff_table<C: Clone>(prefix: &str, table: &[Knob<C>], a: &C, b: &C, out: &mut Vec<(String, String, String)>) {
@@ -596,4 +493,47 @@ pub fn render(cfg: &TcpConfig) -> Vec<tcplab_kernel::KnobSetting> {
     }
     render_table("", KNOBS, cfg, &default, &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name knob of `table`: each listed name sets a value that reads
+    /// back as that name, and an unknown name is an error listing the
+    /// names, with the configuration left as it was.
+    fn check_choices<C: Clone + PartialEq + std::fmt::Debug>(table: &[Knob<C>], base: &C) -> usize {
+        let mut n = 0;
+        for k in table {
+            let Kind::Choice { names, get, set } = &k.kind else { continue };
+            n += 1;
+            for name in *names {
+                let mut c = base.clone();
+                set(&mut c, name).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+                assert_eq!(get(&c), *name, "{}", k.name);
+            }
+            let mut c = base.clone();
+            let e = set(&mut c, "nope").unwrap_err();
+            assert_eq!(e.valid, *names, "{}", k.name);
+            assert_eq!(c, *base, "{}: a failed set changed the value", k.name);
+        }
+        n
+    }
+
+    #[test]
+    fn test_every_congestion_control_has_its_module_table() {
+        let mut tables = MODULE_TABLES.to_vec();
+        let mut names = CcConfig::NAMES.to_vec();
+        tables.sort_unstable();
+        names.sort_unstable();
+        assert_eq!(tables, names);
+    }
+
+    #[test]
+    fn test_choice_knobs_round_trip_and_reject_unknown_names() {
+        assert_eq!(check_choices(KNOBS, &TcpConfig::default()), 5);
+        assert_eq!(check_choices(CUBIC_PARAMS, &CubicParams::default()), 2);
+        assert_eq!(check_choices(DCTCP_PARAMS, &DctcpParams::default()), 1);
+        assert_eq!(check_choices(RENO_PARAMS, &RenoParams::default()), 1);
+    }
 }

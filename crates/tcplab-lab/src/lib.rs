@@ -13,16 +13,15 @@
 //! parallel, deterministic), [`stats`] (distributions, bootstrap CI,
 //! two-group test), [`compare`], [`experiments`] (`reproduce` and its
 //! registry), [`sweep`] (sweeps, shards, merge), and the outputs
-//! [`plot`], [`html`], [`pcap`] (with [`exec`] running one scenario with a
-//! packet tap), all created through [`outputs`] so that a failed command
-//! leaves no files.
+//! [`plot`], [`html`], [`pcap`] (with [`runner::run_with`] running one
+//! scenario with a packet tap), all created through [`outputs`] so that a
+//! failed command leaves no files.
 
 pub mod backend;
 pub mod batch;
 pub mod compare;
 pub mod diff;
 pub mod error;
-pub mod exec;
 pub mod experiments;
 pub mod faithfulness;
 pub mod html;
@@ -45,4 +44,5 @@ pub mod tree;
 pub mod units;
 
 pub use error::{Error, Result, EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK};
-pub use schema::{load, load_str, Scenario};
+pub use overrides::load;
+pub use schema::{load_str, Scenario};

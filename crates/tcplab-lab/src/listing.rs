@@ -2,11 +2,11 @@
 //! `tcplab counters`, generated from the same tables that validation uses.
 
 use crate::knobs::{self, type_desc, Knob};
-use crate::schema::CONGESTION_CONTROLS;
 use std::fmt::Write as _;
 use tcplab_core::cc::cubic::CubicParams;
 use tcplab_core::cc::dctcp::DctcpParams;
 use tcplab_core::cc::reno::RenoParams;
+use tcplab_core::cc::CcConfig;
 use tcplab_core::config::PRESETS;
 use tcplab_core::{Mib, TcpConfig};
 
@@ -54,7 +54,7 @@ pub fn knobs() -> String {
     let _ = writeln!(
         s,
         "congestion_control = \"cubic\"\n    net.ipv4.tcp_congestion_control\n    accepts: one of {}",
-        quoted(CONGESTION_CONTROLS)
+        quoted(CcConfig::NAMES)
     );
     let base = TcpConfig::default();
     knob_lines(&mut s, "", knobs::KNOBS, &base);

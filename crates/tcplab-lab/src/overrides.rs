@@ -23,6 +23,21 @@ use crate::input;
 use crate::schema::{load_str, Scenario};
 use crate::tree::{Source, Tree, Value};
 
+/// Reads, parses, overrides and validates a scenario file (`tcplab run`).
+/// Each `--set` may use a wildcard (`flow.*.cc=reno`), as in the
+/// experiment commands. Here rather than in `schema.rs` because it needs
+/// the wildcards and flag-naming errors of this module, which itself
+/// builds on `schema::load_str`.
+pub fn load(path: &str, sets: &[String], seed: Option<u64>) -> Result<Scenario> {
+    let text = ScenarioText::read(path)?;
+    let mut layers = Layers::new();
+    for s in sets {
+        let origin = format!("--set {s}");
+        layers.push(&origin, &[parse_one(&origin, s)?]);
+    }
+    text.load(&layers, seed)
+}
+
 /// One `KEY=VALUE` override.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Setting {

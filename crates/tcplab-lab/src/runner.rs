@@ -1,17 +1,32 @@
-//! Running a validated scenario on the simulator, and writing its traces.
+//! Running a validated scenario, and writing its traces.
+//!
+//! [`run`] runs it plainly; [`run_with`] adds the extras the commands
+//! need: trace files, traces kept in memory for plots, a packet tap for
+//! pcap capture, and progress reports, on the backend asked for. Tracing
+//! is on when a trace file, a plot, `run.trace_interval` or
+//! `run.goodput_window` needs it.
+//!
+//! A model run goes in slices of simulated time, and between slices it
+//! reports progress, stops at its wall-clock limit (`--max-wall`, an
+//! error) and stops when the user interrupts ([`crate::interrupt`]).
+//! Running in slices changes nothing: the simulator processes the same
+//! events in the same order.
 //!
 //! Trace files are created before the run starts ([`TraceSink::create`]),
 //! so that an unwritable directory fails in milliseconds, not after a long
 //! simulation.
 
+use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::outputs::Outputs;
 use crate::schema::Scenario;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use tcplab_core::time::Instant;
 use tcplab_sim::config::SimConfig;
 use tcplab_sim::result::{RunResult, TraceRow};
+use tcplab_sim::{PacketTap, Sim};
 
 /// What one run produced, with its wall-clock time.
 #[derive(Clone, Debug)]
@@ -25,10 +40,132 @@ pub struct Outcome {
     pub backend: String,
 }
 
-/// Runs `sc`, writing its traces to `trace` if given: [`crate::exec::run`]
-/// with only that extra (which also decides when tracing is on).
+/// Runs `sc`, writing its traces to `trace` if given: [`run_with`] with
+/// only that extra (which also decides when tracing is on).
 pub fn run(sc: &Scenario, trace: Option<&mut TraceSink>) -> Result<Outcome> {
-    crate::exec::run(sc, crate::exec::Extras { trace_files: trace, ..Default::default() })
+    run_with(sc, Extras { trace_files: trace, ..Default::default() })
+}
+
+/// What a run should produce besides its result.
+#[derive(Default)]
+pub struct Extras<'a> {
+    /// Write trace CSV files here.
+    pub trace_files: Option<&'a mut TraceSink>,
+    /// Record traces in the result (for plots) even without files.
+    pub keep_trace: bool,
+    /// Observe every packet (pcap).
+    pub tap: Option<PacketTap>,
+    /// Called with the fraction of simulated time done (0 to 1], about
+    /// every 0.5 % of the run.
+    pub progress: Option<&'a mut dyn FnMut(f64)>,
+    /// Where to run: the model, or the kernel (no packet tap there).
+    pub backend: Backend,
+}
+
+/// Runs `sc` once with `extras`.
+pub fn run_with(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
+    let mut cfg = sc.sim.clone();
+    // A scenario that sets run.trace_interval keeps its traces (metrics
+    // such as ca_share and reordering_mean read them).
+    let need_trace = extras.keep_trace
+        || extras.trace_files.is_some()
+        || sc.goodput_window.is_some()
+        || sc.sim.trace_interval.is_some();
+    cfg.trace_interval = if need_trace { Some(sc.trace_interval_or_default()) } else { None };
+    if let Backend::Linux(k) = &extras.backend {
+        if extras.tap.is_some() {
+            return Err(Error::at("--pcap", "packet capture is available on the model backend only"));
+        }
+        let mut sc = sc.clone();
+        sc.sim.trace_interval = cfg.trace_interval;
+        let run = crate::backend::run_linux(k, &sc)?;
+        if let Some(report) = extras.progress {
+            report(1.0);
+        }
+        if let Some(t) = extras.trace_files {
+            t.write(&run.result)?;
+        }
+        return Ok(Outcome { result: run.result, wall: run.wall, config: cfg, backend: run.backend });
+    }
+    if let Some(i) = sc.sim.nodes.iter().position(|n| n.offloads) {
+        return Err(Error {
+            location: Some(sc.name.clone()),
+            path: Some(format!("node[{i}].offloads")),
+            message: "TSO/GSO/GRO are not modelled: the model sends MSS-sized segments. Run this scenario with \
+                      --backend linux, or remove `offloads`"
+                .into(),
+        });
+    }
+    let max_wall = match extras.backend {
+        Backend::Model { max_wall } => max_wall,
+        Backend::Linux(_) => None,
+    };
+    let started = std::time::Instant::now();
+    let mut sim = Sim::new(&cfg).map_err(validated_config_rejected)?;
+    if let Some(tap) = extras.tap {
+        sim.set_packet_tap(tap);
+    }
+    let mut report = extras.progress;
+    let total = cfg.duration.as_nanos();
+    // 0.5 % of the run, but at most 10 ms simulated, so that a limit or an
+    // interruption is noticed soon even in a run of years.
+    let slice = (total / 200).clamp(1_000_000, 10_000_000);
+    let mut t = slice;
+    let stopped = loop {
+        if t >= total {
+            sim.run_to_end();
+            break None;
+        }
+        sim.run_until(Instant::from_nanos(t));
+        if let Some(r) = report.as_mut() {
+            r(t as f64 / total as f64);
+        }
+        if crate::interrupt::requested() {
+            break Some(crate::interrupt::interrupted());
+        }
+        if let Some(limit) = max_wall.filter(|l| started.elapsed() > *l) {
+            break Some(Error::at(
+                format!("--max-wall {}", limit.as_secs_f64()),
+                format!(
+                    "the run passed its wall-clock limit at {} of {} simulated; raise --max-wall or shorten \
+                     run.duration",
+                    crate::units::format_time(tcplab_core::time::Duration::from_nanos(t)),
+                    crate::units::format_time(cfg.duration)
+                ),
+            ));
+        }
+        t += slice;
+    };
+    if let Some(e) = stopped {
+        // The packet tap (pcap) is dropped here, between two packets.
+        drop(sim.clear_packet_tap());
+        return Err(e);
+    }
+    if let Some(r) = report.as_mut() {
+        r(1.0);
+    }
+    let result = sim.result();
+    let wall = started.elapsed();
+    drop(sim.clear_packet_tap());
+    if let Some(t) = extras.trace_files {
+        t.write(&result)?;
+    }
+    Ok(Outcome { result, wall, config: cfg, backend: "model".into() })
+}
+
+/// Packets per wall-clock second assumed when estimating how long a model
+/// run takes: about half what `tcplab bench` measures (docs/PERFORMANCE.md),
+/// as scenarios with more flows and links are slower per packet.
+pub const ESTIMATE_PACKETS_PER_SEC: f64 = 1e6;
+
+/// A rough upper estimate of a model run's wall-clock time: every link
+/// busy in one direction for the whole run with full-size (1500-byte)
+/// packets, at [`ESTIMATE_PACKETS_PER_SEC`]. Runs with idle links or
+/// application-limited flows take less.
+pub fn wall_estimate(sc: &Scenario) -> std::time::Duration {
+    let packets: f64 =
+        sc.sim.links.iter().map(|l| l.rate_bps as f64 / (8.0 * 1500.0) * sc.sim.duration.as_secs_f64()).sum();
+    std::time::Duration::try_from_secs_f64(packets / ESTIMATE_PACKETS_PER_SEC).unwrap_or(std::time::Duration::MAX)
 }
 
 /// The header of every trace CSV file.

@@ -25,9 +25,6 @@ use tcplab_sim::config::{
 };
 use tcplab_sim::{FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MAX_FLOWS};
 
-/// Congestion-control modules the model has (`tcp_available_congestion_control`).
-pub const CONGESTION_CONTROLS: &[&str] = &["reno", "cubic", "dctcp"];
-
 /// Default drop-tail limit of a queue: Linux's default `txqueuelen`.
 pub const DEFAULT_QUEUE_LIMIT: Limit = Limit::Packets(1000);
 
@@ -63,20 +60,9 @@ impl Scenario {
     }
 }
 
-/// Reads, parses, overrides and validates a scenario file. Each `--set`
-/// may use a wildcard (`flow.*.cc=reno`), as in the experiment commands.
-pub fn load(path: &str, sets: &[String], seed: Option<u64>) -> Result<Scenario> {
-    use crate::overrides::{parse_one, Layers, ScenarioText};
-    let text = ScenarioText::read(path)?;
-    let mut layers = Layers::new();
-    for s in sets {
-        let origin = format!("--set {s}");
-        layers.push(&origin, &[parse_one(&origin, s)?]);
-    }
-    text.load(&layers, seed)
-}
-
-/// [`load`] for text already in memory; `name` is used in messages.
+/// Parses `text`, applies each `--set` (a plain dotted path; wildcards are
+/// [`crate::overrides`]'s, which calls this) and validates it; `name` is
+/// used in messages. [`crate::load`] reads a file.
 pub fn load_str(name: &str, text: &str, sets: &[String], seed: Option<u64>) -> Result<Scenario> {
     let mut tree = Tree::parse(Source::new(name, text))?;
     for s in sets {
@@ -1040,10 +1026,10 @@ fn qdisc_config(f: F<'_>) -> Result<Qdisc> {
 /// A known congestion-control name.
 fn cc_name<'a>(f: F<'a>) -> Result<&'a str> {
     let s = f.str("a congestion control name such as \"cubic\"")?;
-    if CONGESTION_CONTROLS.contains(&s) && CcConfig::from_name(s).is_some() {
+    if CcConfig::from_name(s).is_some() {
         return Ok(s);
     }
-    Err(f.err(format!("unknown congestion control {s:?} (known: {})", CONGESTION_CONTROLS.join(", "))))
+    Err(f.err(format!("unknown congestion control {s:?} (known: {})", CcConfig::NAMES.join(", "))))
 }
 
 fn preset_name<'a>(f: F<'a>) -> Result<&'a str> {
@@ -1058,13 +1044,19 @@ fn preset_name<'a>(f: F<'a>) -> Result<&'a str> {
     Err(f.err(format!("unknown preset {s:?}{hint} (known: {})", PRESETS.join(", "))))
 }
 
-/// Keys a TCP knob table accepts besides the knobs.
-const KNOB_TABLE_EXTRA: &[&str] = &["preset", "congestion_control", "cubic", "dctcp", "reno"];
+/// Keys a TCP knob table accepts besides the knobs and the module tables
+/// ([`knobs::MODULE_TABLES`]).
+const KNOB_TABLE_EXTRA: &[&str] = &["preset", "congestion_control"];
 
 /// Checks every key and value of a knob table, so errors surface even in
 /// tables whose values end up overridden or unused.
 fn check_knob_table(t: &T<'_>) -> Result<()> {
-    let known: Vec<&str> = KNOB_TABLE_EXTRA.iter().copied().chain(knobs::KNOBS.iter().map(|k| k.name)).collect();
+    let known: Vec<&str> = KNOB_TABLE_EXTRA
+        .iter()
+        .chain(knobs::MODULE_TABLES)
+        .copied()
+        .chain(knobs::KNOBS.iter().map(|k| k.name))
+        .collect();
     t.only(&known)?;
     t.get("preset", |f| preset_name(f).map(|_| ()))?;
     t.get("congestion_control", |f| cc_name(f).map(|_| ()))?;
@@ -1166,13 +1158,9 @@ fn set_knob<C>(f: F<'_>, knob: &knobs::Knob<C>, cfg: &mut C) -> Result<()> {
             }
             *acc(cfg) = out;
         }
-        Kind::Choice { names, set, .. } => {
-            let s = f.str(&type_desc(knob))?;
-            if !names.contains(&s) {
-                return Err(f.err(format!("unknown value {s:?} ({})", type_desc(knob))));
-            }
-            set(cfg, s);
-        }
+        // The core enum's `FromStr` decides; its error names the valid
+        // values, and `f` adds the knob's path and place.
+        Kind::Choice { set, .. } => set(cfg, f.str(&type_desc(knob))?).map_err(|e| f.err(e.to_string()))?,
     }
     Ok(())
 }

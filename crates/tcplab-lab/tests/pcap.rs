@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use tcplab_lab::exec::{self, Extras};
 use tcplab_lab::outputs::Outputs;
 use tcplab_lab::pcap::{self, PcapCapture};
+use tcplab_lab::runner::{self, Extras};
 use tcplab_sim::{PacketEvent, PacketEventKind};
 use tcplab_wire::packet::trim_sack_blocks;
 use tcplab_wire::SegmentRepr;
@@ -57,7 +57,7 @@ fn capture(dir: &Path, snaplen: Option<u32>) -> (Vec<(u64, usize, SegmentRepr, u
         }
         inner(now, ev);
     });
-    exec::run(&sc, Extras { tap: Some(tap), ..Default::default() }).unwrap();
+    runner::run_with(&sc, Extras { tap: Some(tap), ..Default::default() }).unwrap();
     let summary = cap.finish().unwrap();
     assert_eq!(summary.files.len(), 2 * sc.sim.links.len());
     out.commit();

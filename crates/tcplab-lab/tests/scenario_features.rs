@@ -300,17 +300,17 @@ fn test_json_and_table_report_rpc_latencies_and_runs() {
 /// an unsliced run's, and the reported fractions climb to exactly 1.
 #[test]
 fn test_progress_slices_do_not_change_the_result() {
-    use tcplab_lab::exec::{self, Extras};
+    use tcplab_lab::runner::Extras;
     let sc = tcplab_lab::load(
         &repo("scenarios/two-flows.toml"),
         &["run.duration=3s".into(), "run.goodput_window=1s".into()],
         None,
     )
     .unwrap();
-    let plain = exec::run(&sc, Extras::default()).unwrap();
+    let plain = runner::run_with(&sc, Extras::default()).unwrap();
     let mut seen = Vec::new();
     let mut report = |f: f64| seen.push(f);
-    let sliced = exec::run(&sc, Extras { progress: Some(&mut report), ..Default::default() }).unwrap();
+    let sliced = runner::run_with(&sc, Extras { progress: Some(&mut report), ..Default::default() }).unwrap();
     assert_eq!(plain.result, sliced.result);
     assert!(seen.len() >= 100, "{} reports", seen.len());
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");

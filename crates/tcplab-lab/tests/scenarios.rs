@@ -275,6 +275,33 @@ fn test_unknown_cc_and_preset() {
 }
 
 #[test]
+fn test_unknown_enum_name_is_an_error_naming_the_knob_and_the_names() {
+    // Each name knob, in a file and by --set: a typo is an error that says
+    // which knob and lists what it takes, never the default.
+    assert_eq!(
+        err(&format!("{BASE}[tcp]\ncwnd_growth = \"v3.13\"\n")),
+        "bad.toml:36:15: tcp.cwnd_growth: unknown value \"v3.13\" \
+         (one of \"v3.11\", \"posted\", \"v3.12\", \"data-acked\")"
+    );
+    assert_eq!(
+        err_set(&["tcp.prr_rule=curent"]),
+        "--set tcp.prr_rule=curent: tcp.prr_rule: unknown value \"curent\" (one of \"v3.12\", \"v4.17\", \"current\")"
+    );
+    for (key, names) in [
+        ("tcp.cwnd_limited_rule", r#""in-flight", "latched""#),
+        ("tcp.ack_era", r#""v3.12", "current""#),
+        ("tcp.acked_count", r#""per-ack", "cumulative", "delivered""#),
+        ("tcp.cubic.version", r#""v3.18", "v3.19", "current""#),
+        ("tcp.cubic.hystart_version", r#""v3.18", "v3.19", "current""#),
+        ("tcp.dctcp.version", r#""v4.17", "current""#),
+        ("tcp.reno.version", r#""v3.18", "v3.19", "v4.17", "current""#),
+    ] {
+        let e = err_set(&[&format!("{key}=nope")]);
+        assert_eq!(e, format!("--set {key}=nope: {key}: unknown value \"nope\" (one of {names})"));
+    }
+}
+
+#[test]
 fn test_bad_units_and_ranges() {
     assert_eq!(
         err(&replace("delay = \"5ms\"", "delay = \"5 fortnights\"")),

@@ -47,6 +47,7 @@ use crate::harness::{Harness, Qdisc};
 use crate::matcher::{self, Actual, MatchConfig, SeqMap};
 use crate::plan::Plan;
 use crate::python::{Interpreter, PyError, Value};
+use crate::symbols::{eval_int, MSG_EOR, O_NONBLOCK, O_RDWR};
 use std::collections::VecDeque;
 use tcplab_core::wire::{Ecn, SegmentRepr, SeqNum, TcpFlags};
 use tcplab_core::{CaState, Instant, TcpConfig, TcpError, TcpInfo, TcpState};
@@ -63,49 +64,6 @@ pub const LOCAL_ISN: u32 = 0x9e37_79b9;
 pub const REMOTE_ISN_OFFSET: u32 = 0x2545_f491;
 /// How long past its expected time an outbound packet may be missing.
 const MISSING_PACKET_US: i64 = 2_000_000;
-
-pub(crate) const MSG_EOR: i64 = 0x80;
-const O_NONBLOCK: i64 = 0x800;
-const O_RDWR: i64 = 2;
-
-/// Symbolic constants a script may use in system call arguments.
-pub fn symbol(w: &str) -> Option<i64> {
-    Some(match w {
-        "AF_INET" => 2,
-        "AF_INET6" => 10,
-        "SOCK_STREAM" => 1,
-        "IPPROTO_IP" | "SOL_IP" => 0,
-        "IPPROTO_TCP" | "SOL_TCP" => 6,
-        "SOL_SOCKET" => 1,
-        "SO_REUSEADDR" => 2,
-        "SO_ERROR" => 4,
-        "SO_SNDBUF" => 7,
-        "SO_RCVBUF" => 8,
-        "SO_KEEPALIVE" => 9,
-        "TCP_NODELAY" => 1,
-        "TCP_INFO" => 11,
-        "TCP_CONGESTION" => 13,
-        "TCP_USER_TIMEOUT" => 18,
-        "IP_TOS" => 1,
-        "IP_MTU_DISCOVER" => 10,
-        "IP_PMTUDISC_DONT" => 0,
-        "IP_PMTUDISC_WANT" => 1,
-        "IP_PMTUDISC_DO" => 2,
-        "IP_PMTUDISC_PROBE" => 3,
-        "F_GETFL" => 3,
-        "F_SETFL" => 4,
-        "O_RDONLY" => 0,
-        "O_WRONLY" => 1,
-        "O_RDWR" => O_RDWR,
-        "O_NONBLOCK" => O_NONBLOCK,
-        "MSG_EOR" => MSG_EOR,
-        "MSG_DONTWAIT" => 0x40,
-        "SHUT_RD" => 0,
-        "SHUT_WR" => 1,
-        "SHUT_RDWR" => 2,
-        _ => return None,
-    })
-}
 
 /// errno name → (number, strerror text).
 fn errno_info(name: &str) -> Option<(i64, &'static str)> {
@@ -1230,16 +1188,6 @@ impl<'a> Driver<'a> {
 
 fn established(s: TcpState) -> bool {
     !matches!(s, TcpState::Closed | TcpState::Listen | TcpState::SynSent | TcpState::SynReceived)
-}
-
-/// Integer value of a system call argument (numbers, symbols, `a|b`).
-pub(crate) fn eval_int(e: &Expr) -> Option<i64> {
-    match e {
-        Expr::Int(v) => Some(*v),
-        Expr::Word(w) => symbol(w),
-        Expr::Or(a, b) => Some(eval_int(a)? | eval_int(b)?),
-        _ => None,
-    }
 }
 
 /// `end_syscall`'s checks of the return value and errno.

@@ -15,6 +15,7 @@
 //!   turns it into a skip reason;
 //! - [`driver`] runs the events against an [`endpoint::Endpoint`] (the
 //!   core's `Connection`), matching outbound packets with [`matcher`];
+//!   both it and [`plan`] read system call arguments through [`symbols`];
 //! - [`python`] evaluates the `%{ }%` blocks at the end;
 //! - [`report`] formats results and implements the CLI ([`cli_main`]).
 //!
@@ -32,6 +33,7 @@ pub mod parser;
 pub mod plan;
 pub mod python;
 pub mod report;
+pub mod symbols;
 pub mod sysctl;
 
 pub use report::{cli_main, format_json_lines, format_table, Outcome, ScriptRecord, ScriptResult, Summary};

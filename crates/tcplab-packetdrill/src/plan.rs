@@ -7,6 +7,7 @@
 use crate::ast::*;
 use crate::harness::{Harness, Qdisc};
 use crate::python::{self, Program, PyError};
+use crate::symbols::{eval_int, MSG_EOR};
 use std::collections::BTreeSet;
 
 /// `tcpi_*` names the model's `TcpInfo` (plus `state()`) provides.
@@ -140,10 +141,6 @@ fn header_options(script: &Script, plan: &mut Plan) {
     }
 }
 
-fn int_of(e: &Expr) -> Option<i64> {
-    crate::driver::eval_int(e)
-}
-
 fn syscalls(script: &Script, plan: &mut Plan) {
     let mut written = false;
     let mut connection_started = false;
@@ -176,8 +173,8 @@ fn syscalls(script: &Script, plan: &mut Plan) {
                 match name {
                     "write" | "send" => {
                         if name == "send" {
-                            let flags = s.args.get(3).and_then(int_of).unwrap_or(0);
-                            if flags & !crate::driver::MSG_EOR != 0 {
+                            let flags = s.args.get(3).and_then(eval_int).unwrap_or(0);
+                            if flags & !MSG_EOR != 0 {
                                 plan.skip(format!("line {}: send() flags {flags:#x} are not modelled", ev.line));
                             }
                         }
@@ -186,7 +183,7 @@ fn syscalls(script: &Script, plan: &mut Plan) {
                     "connect" => connection_started = true,
                     "setsockopt" | "getsockopt" => {
                         let opt = s.args.get(2).and_then(|e| e.as_word()).unwrap_or("?");
-                        let val = s.args.get(3).and_then(|e| e.bracketed()).and_then(int_of);
+                        let val = s.args.get(3).and_then(|e| e.bracketed()).and_then(eval_int);
                         match (name, opt) {
                             (_, "SO_REUSEADDR" | "IP_MTU_DISCOVER") => {}
                             ("setsockopt", "IP_TOS") => {
@@ -233,7 +230,7 @@ fn syscalls(script: &Script, plan: &mut Plan) {
                         }
                     }
                     "shutdown" => {
-                        let how = s.args.get(1).and_then(int_of);
+                        let how = s.args.get(1).and_then(eval_int);
                         if how != Some(1) {
                             plan.skip(format!("line {}: only shutdown(SHUT_WR) is modelled", ev.line));
                         }

@@ -171,8 +171,9 @@ pub fn apply(cfg: &mut TcpConfig, cubic: &CubicParams, full_name: &str, value: &
         "tcp_congestion_control" => {
             cfg.congestion_control = match value {
                 "cubic" => CcConfig::Cubic(cubic.clone()),
-                other => CcConfig::from_name(other)
-                    .ok_or_else(|| format!("congestion control `{other}` is not in the model (reno, cubic, dctcp)"))?,
+                other => CcConfig::from_name(other).ok_or_else(|| {
+                    format!("congestion control `{other}` is not in the model ({})", CcConfig::NAMES.join(", "))
+                })?,
             }
         }
         "tcp_reordering" => cfg.tcp_reordering = int_in(name, value)?,

@@ -61,13 +61,14 @@
 //! `TCPHystart*` counters), and the initial slow start is HyStart++'s
 //! (`L`-limited, CSS). Everything else stays the era's CUBIC.
 
-use super::hystart::{Hystart, HystartExit, HystartVersion};
+use super::hystart::{Hystart, HystartExit, HystartParams, HystartVersion, HYSTART_ACK_TRAIN, HYSTART_DELAY};
 use super::hystart_plus::HystartPlusPlus;
 use super::{
     tcp_cong_avoid_ai, tcp_cong_avoid_ai_v3_18, tcp_in_slow_start, tcp_is_cwnd_limited, tcp_reno_undo_cwnd,
     tcp_slow_start, tcp_slow_start_v3_18, tcp_slow_start_v3_19, AckSample, CaCtx, CaEvent, CaState, CcEra,
     CongestionOps,
 };
+use crate::rtt::{msecs_to_jiffies, usecs_to_jiffies};
 use tcplab_wire::SeqNum;
 
 #[cfg(test)]
@@ -81,8 +82,6 @@ pub const BICTCP_HZ: u32 = 10;
 pub const ACK_RATIO_SHIFT: u32 = 4;
 /// `ACK_RATIO_LIMIT` (≤ 3.18): at most 32 packets per ACK.
 pub const ACK_RATIO_LIMIT: u32 = 32 << ACK_RATIO_SHIFT;
-/// `MAX_JIFFY_OFFSET` on a 64-bit kernel: `(LONG_MAX >> 1) - 1`.
-const MAX_JIFFY_OFFSET: u64 = ((i64::MAX >> 1) - 1) as u64;
 
 /// Which kernel's CUBIC to model; see the module docs.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
@@ -97,6 +96,8 @@ pub enum CubicVersion {
     #[default]
     Current,
 }
+
+crate::names::named_enum!(CubicVersion { V3_18 => "v3.18", V3_19 => "v3.19", Current => "current" });
 
 impl CubicVersion {
     /// The era of the shared tcp_cong.c helpers this CUBIC calls.
@@ -182,7 +183,7 @@ impl CubicParams {
             tcp_friendliness: true,
             initial_ssthresh: 0,
             hystart: true,
-            hystart_detect: super::hystart::HYSTART_ACK_TRAIN | super::hystart::HYSTART_DELAY,
+            hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
             hystart_low_window: 16,
             hystart_ack_delta_us: 2000,
             hystart_version: version.hystart_version(),
@@ -201,6 +202,17 @@ impl CubicParams {
             hystart_version: HystartVersion::V3_19,
             hystart_delay_thresh_shift: 3,
             ..CubicParams::for_version(CubicVersion::V3_18)
+        }
+    }
+
+    /// The parameters HyStart reads.
+    pub fn hystart_params(&self) -> HystartParams {
+        HystartParams {
+            hystart_version: self.hystart_version,
+            hystart_detect: self.hystart_detect,
+            hystart_low_window: self.hystart_low_window,
+            hystart_ack_delta_us: self.hystart_ack_delta_us,
+            hystart_delay_thresh_shift: self.hystart_delay_thresh_shift,
         }
     }
 
@@ -360,39 +372,6 @@ pub fn cubic_root(a: u64) -> u32 {
     let q = a.checked_div(div).unwrap_or(0) as u32;
     let x = x.wrapping_mul(2).wrapping_add(q);
     x.wrapping_mul(341) >> 10
-}
-
-/// `msecs_to_jiffies()` of 3.x kernel/time.c (rounds up); `unsigned long`.
-//= linux:v3.18.30:kernel/time/time.c#msecs_to_jiffies
-pub fn msecs_to_jiffies(m: u32, hz: u32) -> u64 {
-    if (m as i32) < 0 {
-        return MAX_JIFFY_OFFSET;
-    }
-    let hz = hz.max(1) as u64;
-    if hz <= 1000 && 1000 % hz == 0 {
-        let f = 1000 / hz;
-        (m as u64).div_ceil(f)
-    } else {
-        (m as u64 * hz).div_ceil(1000)
-    }
-}
-
-/// `usecs_to_jiffies()` of 6.13 (rounds up); inputs above
-/// `jiffies_to_usecs(MAX_JIFFY_OFFSET)` (a u32-truncated product, e.g.
-/// 4294965296 at HZ=1000) give `MAX_JIFFY_OFFSET`, as the kernel does.
-//= linux:v6.13:kernel/time/time.c#__usecs_to_jiffies
-pub fn usecs_to_jiffies(u: u32, hz: u32) -> u64 {
-    let hz = hz.max(1) as u64;
-    if 1_000_000 % hz == 0 {
-        let f = 1_000_000 / hz;
-        let limit = f.wrapping_mul(MAX_JIFFY_OFFSET) as u32;
-        if u > limit {
-            return MAX_JIFFY_OFFSET;
-        }
-        (u as u64).div_ceil(f)
-    } else {
-        (u as u64 * hz).div_ceil(1_000_000)
-    }
 }
 
 impl Cubic {
@@ -802,7 +781,7 @@ impl CongestionOps for Cubic {
             self.trace.hystart_called = true;
             let delay_min = self.ca.delay_min;
             let mut resets = self.trace.round_resets;
-            let exit = self.ca.hystart.update(tp, delay, delay_min, p, &mut resets);
+            let exit = self.ca.hystart.update(tp, delay, delay_min, &p.hystart_params(), &mut resets);
             self.trace.round_resets = resets;
             self.trace.hystart_exit.train |= exit.train;
             self.trace.hystart_exit.delay |= exit.delay;

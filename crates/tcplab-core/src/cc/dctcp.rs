@@ -56,6 +56,8 @@ pub enum DctcpVersion {
     Current,
 }
 
+crate::names::named_enum!(DctcpVersion { V4_17 => "v4.17", Current => "current" });
+
 /// DCTCP module parameters (`/sys/module/tcp_dctcp/parameters/*`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DctcpParams {

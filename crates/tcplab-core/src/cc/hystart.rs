@@ -21,12 +21,15 @@
 //! The delay threshold divisor is the knob of Eric Dumazet's "tcp_cubic:
 //! refine Hystart delay threshold" (v3.19): `delay_min >> 4` (6.25 %)
 //! before, `delay_min >> 3` (12.5 %) after; see
-//! [`CubicParams::hystart_delay_thresh_shift`].
+//! [`HystartParams::hystart_delay_thresh_shift`].
+//!
+//! HyStart reads its parameters as a [`HystartParams`], which CUBIC takes
+//! from its module parameters (`CubicParams::hystart_params`); this file
+//! needs nothing else of CUBIC.
 //!
 //! All arithmetic is the kernel's u32 arithmetic, wrapping; no input
 //! panics.
 
-use super::cubic::CubicParams;
 use super::{CaCtx, PacingStatus};
 use crate::counters::Mib;
 use tcplab_wire::SeqNum;
@@ -62,11 +65,30 @@ pub enum HystartVersion {
     Current,
 }
 
+crate::names::named_enum!(HystartVersion { V3_18 => "v3.18", V3_19 => "v3.19", Current => "current" });
+
 impl HystartVersion {
     /// 3.x HyStart keeps delays in ms·8 and runs on the ms clock.
     pub fn is_ms_clock(self) -> bool {
         !matches!(self, HystartVersion::Current)
     }
+}
+
+/// The `tcp_cubic` module parameters HyStart reads (under their
+/// `CubicParams` names, where their documentation is): a copy taken per
+/// call, so that HyStart does not depend on CUBIC's configuration type.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct HystartParams {
+    /// Which kernel's HyStart.
+    pub hystart_version: HystartVersion,
+    /// `hystart_detect`: [`HYSTART_ACK_TRAIN`] | [`HYSTART_DELAY`].
+    pub hystart_detect: u8,
+    /// `hystart_low_window` (packets).
+    pub hystart_low_window: u32,
+    /// `hystart_ack_delta_us` (µs; 3.x reads it / 1000 as ms).
+    pub hystart_ack_delta_us: u32,
+    /// The delay threshold is `delay_min >> hystart_delay_thresh_shift`.
+    pub hystart_delay_thresh_shift: u32,
 }
 
 /// Which detector fired on one call (for tracing; the counters say the
@@ -169,7 +191,7 @@ impl Hystart {
         tp: &mut CaCtx,
         delay: u32,
         delay_min: u32,
-        p: &CubicParams,
+        p: &HystartParams,
         round_resets: &mut u8,
     ) -> HystartExit {
         match p.hystart_version {
@@ -198,7 +220,7 @@ impl Hystart {
         tp: &mut CaCtx,
         delay: u32,
         delay_min: u32,
-        p: &CubicParams,
+        p: &HystartParams,
         round_resets: &mut u8,
     ) -> HystartExit {
         let mut out = HystartExit::default();
@@ -259,7 +281,7 @@ impl Hystart {
     /// 3.x ACK-train test: returns true when the train is long enough.
     /// `hystart_ack_delta` is the ms parameter (2), taken here from
     /// `hystart_ack_delta_us / 1000`.
-    fn train_v3(&mut self, tp: &CaCtx, delay_min: u32, p: &CubicParams, version: HystartVersion) -> bool {
+    fn train_v3(&mut self, tp: &CaCtx, delay_min: u32, p: &HystartParams, version: HystartVersion) -> bool {
         let now = hystart_clock(tp, version);
         let ack_delta_ms = (p.hystart_ack_delta_us / 1000) as i32;
         if (now.wrapping_sub(self.last_ack) as i32) <= ack_delta_ms {
@@ -275,7 +297,7 @@ impl Hystart {
 
     /// 3.x delay test: `curr_rtt` is the minimum of the first
     /// `HYSTART_MIN_SAMPLES` samples, then frozen and tested on each ACK.
-    fn delay_v3(&mut self, delay: u32, delay_min: u32, p: &CubicParams) -> bool {
+    fn delay_v3(&mut self, delay: u32, delay_min: u32, p: &HystartParams) -> bool {
         if self.sample_cnt < HYSTART_MIN_SAMPLES {
             if self.curr_rtt == 0 || self.curr_rtt > delay {
                 self.curr_rtt = delay;
@@ -295,7 +317,7 @@ impl Hystart {
 
     /// 3.19 `hystart_update`: each detector only when enabled; counters.
     //= linux:v3.19.8:net/ipv4/tcp_cubic.c#hystart_update
-    fn update_v3_19(&mut self, tp: &mut CaCtx, delay: u32, delay_min: u32, p: &CubicParams) -> HystartExit {
+    fn update_v3_19(&mut self, tp: &mut CaCtx, delay: u32, delay_min: u32, p: &HystartParams) -> HystartExit {
         let mut out = HystartExit::default();
         if self.found & p.hystart_detect != 0 {
             return out;
@@ -317,7 +339,7 @@ impl Hystart {
     /// of `found`; slow start ends only if a bit in `hystart_detect` is
     /// set. No counters.
     //= linux:v3.18.30:net/ipv4/tcp_cubic.c#hystart_update
-    fn update_v3_18(&mut self, tp: &mut CaCtx, delay: u32, delay_min: u32, p: &CubicParams) -> HystartExit {
+    fn update_v3_18(&mut self, tp: &mut CaCtx, delay: u32, delay_min: u32, p: &HystartParams) -> HystartExit {
         let mut out = HystartExit::default();
         if self.found & p.hystart_detect != 0 {
             return out;

@@ -301,6 +301,8 @@ pub enum CcEra {
     Current,
 }
 
+crate::names::named_enum!(CcEra { V3_18 => "v3.18", V3_19 => "v3.19", V4_17 => "v4.17", Current => "current" });
+
 /// `tcp_in_slow_start()` of the era: `cwnd < ssthresh` (≥ 4.3) or
 /// `cwnd <= ssthresh` (before).
 #[inline]
@@ -523,6 +525,11 @@ pub enum CcConfig {
 }
 
 impl CcConfig {
+    /// Every algorithm the model has (its `tcp_available_congestion_control`),
+    /// the one list scenarios, packetdrill, the fuzz targets and the kernel
+    /// backend read. [`from_name`](Self::from_name) takes exactly these.
+    pub const NAMES: &'static [&'static str] = &["reno", "cubic", "dctcp"];
+
     /// `tcp_ca_find()`: the module by name with default parameters.
     pub fn from_name(name: &str) -> Option<CcConfig> {
         match name {

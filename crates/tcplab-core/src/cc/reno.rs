@@ -256,11 +256,11 @@ mod tests {
 
     #[test]
     fn test_cc_config_names_round_trip() {
-        for name in ["reno", "cubic", "dctcp"] {
+        for name in CcConfig::NAMES {
             let cfg = CcConfig::from_name(name).unwrap();
-            assert_eq!(cfg.name(), name);
+            assert_eq!(cfg.name(), *name);
             let cc = AnyCc::new(&cfg);
-            assert_eq!(cc.name(), name);
+            assert_eq!(cc.name(), *name);
             assert_eq!(cfg.clone(), cfg);
         }
         assert_eq!(CcConfig::from_name("bbr"), None);

@@ -303,6 +303,7 @@ impl Connection {
         // head's transmission (tcp_rto_delta_us).
         if matches!(self.timers.pending(), Some(super::Timer::ReoTimeout | super::Timer::LossProbe)) {
             let delta = self.rto_delta_us().max(1) as u32;
+            // delta ≤ the RTO (≤ TCP_RTO_MAX), far below the clamp.
             let j = crate::rtt::usecs_to_jiffies(delta, self.cfg.hz);
             rto = crate::rtt::jiffies_to_duration(j, self.cfg.hz);
         }

@@ -28,6 +28,17 @@ const SKB_OVERHEAD: u32 = 320 + 320;
 /// `SKB_DATA_ALIGN(sizeof(struct sk_buff))` on x86-64.
 const SKB_STRUCT: u32 = 256;
 
+/// `TCP_USER_TIMEOUT` in jiffies. The kernel takes
+/// `msecs_to_jiffies(user_timeout)` (`tcp_probe_timer`,
+/// `tcp_clamp_probe0_to_user_timeout`); the model converts ms·1000 µs,
+/// saturating, without the `MAX_JIFFY_OFFSET` clamp. That is the same
+/// value up to 4294967 ms (~71 min); past it the model keeps its saturated
+/// value. Not the clamped `usecs_to_jiffies`: through `tcp_probe_timer`'s
+/// `as i32` its `MAX_JIFFY_OFFSET` would read as -2 and abort at once.
+fn user_timeout_jiffies(ms: u32, hz: u32) -> u64 {
+    crate::rtt::usecs_to_jiffies_unclamped(ms.saturating_mul(1000), hz)
+}
+
 impl Connection {
     /// The next segment to transmit, if any. Call until `None`.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<SegmentRepr> {
@@ -845,7 +856,7 @@ impl Connection {
         match self.probes_tstamp {
             None => self.probes_tstamp = Some(j),
             Some(t) => {
-                let limit = crate::rtt::usecs_to_jiffies(self.user_timeout_ms.saturating_mul(1000), self.cfg.hz) as i32;
+                let limit = user_timeout_jiffies(self.user_timeout_ms, self.cfg.hz) as i32;
                 if self.user_timeout_ms > 0 && j.wrapping_sub(t) as i32 >= limit {
                     self.write_err();
                     return;
@@ -884,7 +895,7 @@ impl Connection {
         // tcp_clamp_probe0_to_user_timeout
         if let (true, Some(t)) = (self.user_timeout_ms > 0, self.probes_tstamp) {
             let elapsed = self.tp.jiffies.wrapping_sub(t).min(i32::MAX as u32) as u64;
-            let limit = crate::rtt::usecs_to_jiffies(self.user_timeout_ms.saturating_mul(1000), self.cfg.hz);
+            let limit = user_timeout_jiffies(self.user_timeout_ms, self.cfg.hz);
             let remaining = limit.saturating_sub(elapsed).max(2); // TCP_TIMEOUT_MIN
             when = when.min(crate::rtt::jiffies_to_duration(remaining, self.cfg.hz));
         }

@@ -9,7 +9,7 @@ use super::Connection;
 use crate::cc::CaState;
 use crate::counters::Mib;
 use crate::flag::*;
-use crate::rtt::{jiffies_to_duration, usecs_to_jiffies};
+use crate::rtt::{jiffies_to_duration, usecs_to_jiffies, usecs_to_jiffies_unclamped};
 use crate::time::Instant;
 use tcplab_wire::SeqNum;
 
@@ -147,6 +147,7 @@ impl Connection {
         self.rack.advanced = false;
         let timeout = self.rack_detect_loss();
         if timeout > 0 {
+            // Capped by the RTO (≤ TCP_RTO_MAX) whether or not the clamp hit.
             let j = usecs_to_jiffies(timeout, self.cfg.hz) + usecs_to_jiffies(TCP_TIMEOUT_MIN_US, self.cfg.hz);
             let d = jiffies_to_duration(j, self.cfg.hz).min(self.rtt.rto());
             self.timers.set_xmit(Timer::ReoTimeout, self.tp.now + d);
@@ -212,12 +213,16 @@ impl Connection {
         let mut timeout = if srtt > 0 {
             let mut us = srtt >> 2;
             us += if self.packets_out == 1 { self.rtt.rto_min_us() } else { TCP_TIMEOUT_MIN_US };
-            usecs_to_jiffies(us, hz)
+            // Unclamped: with an RTT of half an hour or more and the RTO
+            // already due (no `min` below), the clamp would arm the probe
+            // for MAX_JIFFY_OFFSET jiffies instead of the model's ~71 min.
+            usecs_to_jiffies_unclamped(us, hz)
         } else {
             crate::rtt::tcp_timeout_init(hz) as u64
         };
         let rto_delta_us = if advancing_rto { self.rtt.rto_us() as i64 } else { self.rto_delta_us() };
         if rto_delta_us > 0 {
+            // rto_delta_us ≤ the RTO, far below the clamp.
             timeout = timeout.min(usecs_to_jiffies(rto_delta_us.min(u32::MAX as i64) as u32, hz));
         }
         self.timers.set_xmit(Timer::LossProbe, self.tp.now + jiffies_to_duration(timeout, hz));

@@ -34,6 +34,7 @@ mod tests;
 
 use crate::config::TcpConfig;
 use crate::counters::{Counters, Mib};
+use crate::rtt::{msecs_to_jiffies, usecs_to_jiffies_unclamped};
 use crate::time::{Duration, Instant};
 use tcplab_wire::{Ecn, SackBlock, SegmentRepr, SeqNum, TcpFlags, MAX_SACK_BLOCKS};
 
@@ -85,7 +86,7 @@ const TCP_COMP_SACK_NR: u32 = 44;
 /// `net.ipv4.tcp_comp_sack_delay_ns` default (1 ms).
 const TCP_COMP_SACK_DELAY_NS: u64 = 1_000_000;
 /// `sysctl_tcp_invalid_ratelimit` default (`HZ/2`), ms.
-const TCP_INVALID_RATELIMIT_MS: u64 = 500;
+const TCP_INVALID_RATELIMIT_MS: u32 = 500;
 /// `TCP_PINGPONG_THRESH` / `sysctl_tcp_pingpong_thresh` default (1 since
 /// v6.0; 3 in v5.1–5.19).
 const TCP_PINGPONG_THRESH: u8 = 1;
@@ -814,7 +815,7 @@ impl Receiver {
             let j = self.jiffies(now);
             if let Some(last) = self.last_oow_ack_time {
                 let elapsed = j.wrapping_sub(last) as i32;
-                if elapsed >= 0 && (elapsed as u32) < self.ms_to_jiffies(TCP_INVALID_RATELIMIT_MS) {
+                if elapsed >= 0 && (elapsed as u64) < msecs_to_jiffies(TCP_INVALID_RATELIMIT_MS, self.hz) {
                     mib_add(mib, self.extra_mib.ack_skipped_seq, 1);
                     return false;
                 }
@@ -1500,7 +1501,11 @@ impl Receiver {
             }
             // "If some rtt estimate is known, use it to bound delayed ack."
             if env.srtt_us != 0 {
-                let rtt = self.usecs_to_jiffies(env.srtt_us as u64).max(delack_min);
+                // Unclamped: the kernel's max_t(int, ...) would read a
+                // clamped MAX_JIFFY_OFFSET (an srtt of ~71 min) as -2 and
+                // take TCP_DELACK_MIN; the model keeps the RTT, above max_ato.
+                let rtt =
+                    (usecs_to_jiffies_unclamped(env.srtt_us, self.hz).min(u32::MAX as u64) as u32).max(delack_min);
                 if rtt < max_ato {
                     max_ato = rtt;
                 }
@@ -2054,15 +2059,6 @@ impl Receiver {
     /// `TCP_DELACK_MAX` = HZ/5 (200 ms), jiffies.
     fn tcp_delack_max(&self) -> u32 {
         (self.hz / 5).max(1)
-    }
-
-    /// `usecs_to_jiffies` (rounds up).
-    fn usecs_to_jiffies(&self, us: u64) -> u32 {
-        (us as u128 * self.hz as u128).div_ceil(1_000_000).min(u32::MAX as u128) as u32
-    }
-
-    fn ms_to_jiffies(&self, ms: u64) -> u32 {
-        (ms as u128 * self.hz as u128).div_ceil(1000).min(u32::MAX as u128) as u32
     }
 
     fn duration_to_jiffies(&self, d: Duration) -> u32 {
