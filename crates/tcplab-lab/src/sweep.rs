@@ -516,6 +516,11 @@ fn checked_run(name: &str, pi: usize, r: &RunIn, set: &[MetricDesc]) -> Result<S
             let known: Vec<&str> = set.iter().map(|m| m.name.as_str()).collect();
             return Err(at(format!("metric {k:?} is not one of the sweep's ({})", known.join(", "))));
         }
+        if !(v.is_finite() && *v >= 0.0) {
+            // Every metric (rates, times, counts, indices, shares) is a
+            // finite non-negative number: anything else was edited.
+            return Err(at(format!("metric {k:?} is {v}; tcplab's metrics are never negative")));
+        }
         if metrics.insert(k.clone(), *v).is_some() {
             return Err(at(format!("metric {k:?} is given twice")));
         }
@@ -709,6 +714,10 @@ mod tests {
         assert_eq!(ok.points[0].summary["goodput"].as_ref().unwrap().n, 2);
         for (metrics, says) in [
             ("{}", r#"a.json: point 0 seed 2: metric "goodput" is missing"#),
+            (
+                r#"{"goodput":-1.0,"jain":0.5}"#,
+                r#"a.json: point 0 seed 2: metric "goodput" is -1; tcplab's metrics are never negative"#,
+            ),
             (r#"{"goodput":2.0}"#, r#"a.json: point 0 seed 2: metric "jain" is missing"#),
             (r#"{"goodput":2.0,"jain":1.0,"rtt":5.0}"#, r#"a.json: point 0 seed 2: metric "rtt" is not one of"#),
             (

@@ -354,6 +354,12 @@ pub fn parse_set_value(text: &str, origin: &Origin) -> std::result::Result<Node,
             if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit() || c == '_') {
                 return Err(format!("integer {text} is out of range (TOML integers are at most {})", i64::MAX));
             }
+            let float_like = digits.starts_with(|c: char| c.is_ascii_digit())
+                && digits.contains(['.', 'e', 'E'])
+                && digits.chars().all(|c| c.is_ascii_digit() || "_.eE+-".contains(c));
+            if float_like {
+                return Err(format!("{text} is not a valid TOML number (a float beyond 64 bits, or misspelt)"));
+            }
             if t.starts_with(['[', '{', '"', '\'']) {
                 let what = match t.chars().next() {
                     Some('[') => "array",
@@ -575,7 +581,13 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("string"), "{e}");
+        let e = t.apply_set("run.seed=1e400").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--set run.seed=1e400: run.seed: 1e400 is not a valid TOML number (a float beyond 64 bits, or misspelt)"
+        );
         // Bare words stay strings, as before.
+        t.apply_set("link.bn.rate=1e3Mbit").unwrap();
         t.apply_set("link.bn.rate=50Mbit").unwrap();
         t.apply_set("run.seed=-5").unwrap();
     }
