@@ -13,7 +13,8 @@
 //! - `fq`: the sch_fq qdisc of hosts that use it; `sim_fq`: pacing and
 //!   the glue between connections, fq and the NIC (docs/sim-fq.md).
 //! - `routing`: static shortest-path routes; `host`: ports, 4-tuple demux,
-//!   NIC backpressure; `app`: bulk sender and sink, RPC client and server.
+//!   NIC backpressure; `ready`: the FIFO of connections waiting for room
+//!   in a NIC; `app`: bulk sender and sink, RPC client and server.
 //! - `sim`: the event loop; `flows`: runs of a flow, the metrics cache;
 //!   `stats`, `trace`, `hist`: results, time series, latency histograms.
 //! - [`validate`](SimConfig::validate): what makes a config runnable.
@@ -34,6 +35,7 @@ mod link;
 pub mod loss;
 mod packet;
 mod queue;
+mod ready;
 pub mod result;
 pub mod rng;
 mod routing;

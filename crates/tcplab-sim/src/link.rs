@@ -20,6 +20,7 @@ use crate::fq::FqQdisc;
 use crate::loss::LossSampler;
 use crate::packet::PacketId;
 use crate::queue::DropTailQueue;
+use crate::ready::ReadyQueue;
 use crate::rng::Pcg32;
 use std::collections::VecDeque;
 use tcplab_core::time::Instant;
@@ -77,9 +78,9 @@ pub(crate) struct LinkDir {
     pub loss: LossSampler,
     /// FIFO pipe: `(arrival time ns, packet)`, arrival times non-decreasing.
     pub pipe: VecDeque<(u64, PacketId)>,
-    /// Connections waiting for room in this (host NIC) queue, in the order
-    /// they blocked.
-    pub blocked: Vec<u32>,
+    /// Connections waiting for room in this (host NIC) queue, served in
+    /// FIFO order (`ready.rs`).
+    pub ready: ReadyQueue,
     // Statistics.
     pub busy_ns: u64,
     pub tx_packets: u64,
@@ -112,7 +113,7 @@ impl LinkDir {
             rng,
             loss: LossSampler::new(cfg.loss, &cfg.blackouts, loss_rng),
             pipe: VecDeque::with_capacity(64),
-            blocked: Vec::new(),
+            ready: ReadyQueue::default(),
             busy_ns: 0,
             tx_packets: 0,
             tx_bytes: 0,
