@@ -52,7 +52,7 @@ pub use fq::TCP_LIMIT_OUTPUT_BYTES_V4;
 pub use host::{client_port, client_ports, MAX_FLOWS, SERVER_PORT};
 pub use packet::{PacketEvent, PacketEventKind};
 pub use result::RunResult;
-pub use routing::{dir_index, next_hops_to};
+pub use routing::{dir_index, next_hops_to, Reachability};
 pub use sim::{PacketTap, Sim};
 pub use validate::{ConfigError, FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MIN_MTU};
 

@@ -57,7 +57,7 @@ use crate::packet::{Packet, PacketArena, PacketEvent, PacketEventKind, PacketId}
 use crate::queue::Admit;
 use crate::ready::ReadyLinks;
 use crate::rng::{Component, Pcg32};
-use crate::routing::{route, Adjacency};
+use crate::routing::Router;
 use crate::trace::TraceSampler;
 use crate::validate::ConfigError;
 use std::collections::BTreeMap;
@@ -277,8 +277,10 @@ impl Sim {
                 dirs.push(dir);
             }
         }
-        let adj = Adjacency::new(n, &cfg.links);
+        // Both directions of every flow, one search per destination host.
         let mut routes = Vec::new();
+        let pairs: Vec<(NodeId, NodeId)> = cfg.flows.iter().flat_map(|f| [(f.from, f.to), (f.to, f.from)]).collect();
+        let found = Router::new(&cfg.nodes, &cfg.links).routes(&pairs, &mut routes);
         let mut flows = Vec::with_capacity(cfg.flows.len());
         let total_conns: usize = cfg.flows.iter().map(|f| 2 * f.repeat.runs.max(1) as usize).sum();
         let mut conns = Vec::with_capacity(total_conns);
@@ -287,12 +289,10 @@ impl Sim {
         for (f, fc) in cfg.flows.iter().enumerate() {
             let ports = ports.next().unwrap_or_default();
             let mut r = [(0u32, 0u32); 2];
-            for (side, (a, b)) in [(fc.from, fc.to), (fc.to, fc.from)].into_iter().enumerate() {
-                let path = route(&cfg.nodes, &cfg.links, &adj, a, b)
-                    .filter(|p| !p.is_empty())
+            for (side, r) in r.iter_mut().enumerate() {
+                *r = found[2 * f + side]
+                    .filter(|&(_, len)| len > 0)
                     .ok_or_else(|| ConfigError(format!("flows[{f}]: no route")))?;
-                r[side] = (routes.len() as u32, path.len() as u32);
-                routes.extend_from_slice(&path);
             }
             let mut rng = Pcg32::for_component(cfg.seed, Component::Flow { flow: f });
             let client_iss = SeqNum(rng.next_u32());
