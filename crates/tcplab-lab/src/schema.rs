@@ -21,7 +21,7 @@ use tcplab_core::time::Duration;
 use tcplab_core::TcpConfig;
 use tcplab_sim::config::{
     AppConfig, Blackout, DelayModel, DirectionConfig, FlowConfig, FqConfig, FqPacing, Limit, LinkConfig, LossModel,
-    NodeConfig, NodeKind, Qdisc, QueueConfig, Repeat, RpcConfig, SimConfig,
+    Multipath, NodeConfig, NodeKind, Qdisc, QueueConfig, Repeat, RpcConfig, SimConfig,
 };
 use tcplab_sim::{Reachability, FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MAX_FLOWS};
 
@@ -320,10 +320,11 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
         ));
     };
     let run = F { src, node: &run_entry.node, path: "run" }.table("a table [run]")?;
-    run.only(&["duration", "seed", "trace_interval", "goodput_window"])?;
+    run.only(&["duration", "seed", "trace_interval", "goodput_window", "ecmp"])?;
     let duration = run.req("duration", |f| f.positive_time())?;
     let seed = run.get("seed", |f| f.u64())?.unwrap_or(1);
     let trace_interval = run.get("trace_interval", |f| f.positive_time())?;
+    let run_ecmp = run.get("ecmp", ecmp_policy)?.unwrap_or(Multipath::Off);
     let goodput_window = run.get("goodput_window", |f| {
         let w = f.positive_time()?;
         if w > duration {
@@ -352,7 +353,7 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
     for (i, n) in nodes.iter().enumerate() {
         let path = format!("node[{i}]");
         let t = F { src, node: n, path: &path }.table("a table")?;
-        t.only(&["name", "kind", "qdisc", "offloads"])?;
+        t.only(&["name", "kind", "qdisc", "offloads", "ecmp"])?;
         let name = t.req("name", check_name)?;
         if by_name.contains_key(&name) {
             return Err(t.err_at("name", format!("duplicate node name {name:?}")));
@@ -375,8 +376,21 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
             })?
             .unwrap_or_default();
         let offloads = t.get("offloads", |f| f.bool01())?.unwrap_or(false);
+        let multipath = t.get("ecmp", |f| {
+            if kind == NodeKind::Host {
+                return Err(f.err(
+                    "ecmp applies to switches; a host does not forward (remove ecmp, or make the node a switch)",
+                ));
+            }
+            ecmp_policy(f)
+        })?;
+        let multipath = match (multipath, &kind) {
+            (Some(m), _) => m,
+            (None, NodeKind::Switch) => run_ecmp,
+            (None, NodeKind::Host) => Multipath::Off,
+        };
         by_name.insert(name.clone(), node_cfgs.len());
-        node_cfgs.push(NodeConfig { name, kind, qdisc, offloads });
+        node_cfgs.push(NodeConfig { name, kind, qdisc, offloads, multipath });
         kind_origins.push(t.table.get("kind").map(|e| e.node.origin.clone()));
     }
     if node_cfgs.is_empty() {
@@ -532,12 +546,7 @@ fn link_config(f: F<'_>, names: Names<'_>) -> Result<LinkConfig> {
 }
 
 /// One `[[flow]]` (without the uniqueness of its id).
-fn flow_config(
-    f: F<'_>,
-    duration: Duration,
-    hosts: Hosts<'_>,
-    tcp_defaults: Option<&T<'_>>,
-) -> Result<FlowConfig> {
+fn flow_config(f: F<'_>, duration: Duration, hosts: Hosts<'_>, tcp_defaults: Option<&T<'_>>) -> Result<FlowConfig> {
     let nodes = hosts.names.nodes;
     let (src, path) = (f.src, f.path);
     let t = f.table("a table")?;
@@ -925,6 +934,20 @@ fn app_config(f: F<'_>, start: Duration) -> Result<AppConfig> {
             Ok(AppConfig::Rpc(r))
         }
         other => Err(t.err_at("kind", format!("unknown application {other:?} (known: bulk, rpc)"))),
+    }
+}
+
+/// `ecmp = "off" | "l3" | "l4"`: what a switch does with equal-cost next
+/// hops (Linux's `fib_multipath_hash_policy` 0 and 1 for l3 and l4).
+fn ecmp_policy(f: F<'_>) -> Result<Multipath> {
+    match f.str("\"off\", \"l3\" or \"l4\"")? {
+        "off" => Ok(Multipath::Off),
+        "l3" => Ok(Multipath::L3),
+        "l4" => Ok(Multipath::L4),
+        other => Err(f.err(format!(
+            "unknown ecmp policy {other:?} (known: off; l3 = fib_multipath_hash_policy 0, the addresses; \
+             l4 = fib_multipath_hash_policy 1, the 5-tuple)"
+        ))),
     }
 }
 

@@ -321,7 +321,8 @@ fn test_validation_is_linear_in_nodes_links_and_flows() {
     // and 6 s at 20,000 pairs and 2,000 switches. Linear, each takes well
     // under a second in a release build.
     let bound = if cfg!(debug_assertions) { 60.0 } else { 4.0 };
-    for (what, text, flows) in [("20,000 pairs", host_pairs(20_000), 20_000), ("2,000-switch chain", chain(2_000), 2_000)]
+    for (what, text, flows) in
+        [("20,000 pairs", host_pairs(20_000), 20_000), ("2,000-switch chain", chain(2_000), 2_000)]
     {
         let t = std::time::Instant::now();
         let sc = load_str("big.toml", &text, &[], None).unwrap();

@@ -64,6 +64,9 @@ pub(crate) struct LinkDir {
     /// `from` is a host: this is that host's NIC queue, subject to
     /// transmit backpressure (see [`crate::host`]).
     pub host_nic: bool,
+    /// `to` is a host: a packet arriving there has reached the end of
+    /// its route (set by the simulator after `new`).
+    pub to_host: bool,
     pub queue: DropTailQueue,
     /// The host's fq qdisc on this NIC, replacing `queue` (see `fq.rs`).
     pub fq: Option<Box<FqQdisc>>,
@@ -103,6 +106,7 @@ impl LinkDir {
             from,
             to,
             host_nic,
+            to_host: false,
             queue: DropTailQueue::new(&cfg.queue),
             fq: None,
             watchdog_at: u64::MAX,

@@ -92,8 +92,8 @@ impl Sim {
             let pure_ack = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst();
             let client = conn.client;
             let fl = conn.flow as usize;
-            let pkt =
-                Packet { seg, wire_len: seg.wire_len(), flow: fl as u32, from_client: client, raw: false, hop: 0 };
+            let next = conn.route + 1;
+            let pkt = Packet { seg, wire_len: seg.wire_len(), flow: fl as u32, from_client: client, raw: false, next };
             let id = self.packets.alloc(pkt);
             let flow = &self.flows[fl];
             let host = if client { flow.from } else { flow.to };

@@ -4,11 +4,11 @@
 //! Messages name the offending field as a path (`links[1].ab.queue.limit`)
 //! and say what would be accepted.
 
-use crate::config::{AppConfig, DelayModel, DirectionConfig, FqConfig, Limit, NodeKind, Qdisc, SimConfig};
+use crate::config::{AppConfig, DelayModel, DirectionConfig, FqConfig, Limit, Multipath, NodeKind, Qdisc, SimConfig};
 use crate::host::MAX_FLOWS;
 use crate::routing::Reachability;
-use std::collections::HashSet;
 use core::fmt;
+use std::collections::HashSet;
 use tcplab_core::time::Duration;
 use tcplab_core::TcpConfig;
 
@@ -63,6 +63,9 @@ impl SimConfig {
         let n = self.nodes.len();
         for (i, node) in self.nodes.iter().enumerate() {
             let at = format!("nodes[{i}] ({:?})", node.name);
+            if node.kind == NodeKind::Host && node.multipath != Multipath::Off {
+                return Err(format!("{at}.multipath: a host does not forward; ECMP applies to switches"));
+            }
             if let Qdisc::Fq(fq) = &node.qdisc {
                 if node.kind != NodeKind::Host {
                     return Err(format!("{at}.qdisc: fq is a host qdisc; a switch's queues are its links' queues"));
