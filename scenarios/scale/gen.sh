@@ -1,6 +1,6 @@
 #!/bin/sh
 # Generates the scale scenarios of docs/PERFORMANCE.md ("Scale") on stdout.
-# They are generated, not committed: 32,768 [[flow]] tables are 2 MB.
+# They are generated, not committed: 32,768 [[flow]] tables are 1.5 MB.
 #
 #   scenarios/scale/gen.sh flows N    one host pair, N bulk CUBIC flows
 #   scenarios/scale/gen.sh pairs N    N host pairs on one switch, one flow each
