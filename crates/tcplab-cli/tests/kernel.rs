@@ -196,6 +196,10 @@ fn test_kernel_refuses_what_it_cannot_express() {
     let o =
         tcplab(&["run", &f, "--backend", "linux", "--set", r#"node.sender.qdisc={ kind = "fq", pacing = "credit" }"#]);
     assert_error(&o, &["node[0].qdisc.pacing", "EDT"]);
+    // ECMP with a choice of next hops.
+    let ls = format!("{}/../../scenarios/leaf-spine-ecmp.toml", env!("CARGO_MANIFEST_DIR"));
+    let o = tcplab(&["run", &ls, "--backend", "linux"]);
+    assert_error(&o, &["node[3].ecmp", "ECMP is not translated"]);
 }
 
 /// The quick differential test: one micro-scenario, 3 seeds per backend,

@@ -7,7 +7,9 @@
 //! which its flows bind to; switches forward (`ip_forward = 1`). Every
 //! node gets a `/32` route to every host it can reach, through the link the
 //! simulator's routing picks ([`tcplab_sim::next_hops_to`]: fewest hops,
-//! then the lowest link index), so packets follow the model's paths.
+//! then the lowest link index), so packets follow the model's paths. ECMP
+//! (a switch with `ecmp` on and a choice of next hops,
+//! [`tcplab_sim::first_multipath`]) is refused, naming `node[i].ecmp`.
 //!
 //! **Links** become veth pairs `l<index>` with addresses from
 //! `198.19.0.0/16` (a `/30` per link) and static neighbour entries (no ARP
@@ -60,7 +62,8 @@ use std::collections::BTreeMap;
 use tcplab_agent::job::{Action, App, FlowJob, Job, LinkProbe, NetemTimeline, SockOpts, Step, JOB_VERSION};
 use tcplab_core::cc::CcConfig;
 use tcplab_sim::config::{
-    AppConfig, DelayModel, DirectionConfig, FqPacing, Limit, LossModel, NodeKind, Qdisc, QueueConfig, SimConfig,
+    AppConfig, DelayModel, DirectionConfig, FqPacing, Limit, LossModel, Multipath, NodeKind, Qdisc, QueueConfig,
+    SimConfig,
 };
 
 /// The knobs of one flow's two ends, rendered by the lab.
@@ -110,6 +113,7 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
             "the kernel backend addresses at most 65,534 nodes and 16,383 links (198.18.0.0/15)",
         ));
     }
+    refuse_ecmp(cfg)?;
     let settings = Settings::collect(cfg, knobs, image)?;
     let mut t = Translator {
         cfg,
@@ -197,6 +201,28 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         out_dir: out_dir.to_string(),
     };
     Ok(Plan { job, cmdline: settings.cmdline })
+}
+
+/// ECMP is not translated: a switch with `ecmp` on that has a choice of
+/// next hops is refused (docs/KERNEL.md, "Routes"). One without a choice
+/// routes as with `ecmp = "off"` and is translated as such.
+fn refuse_ecmp(cfg: &SimConfig) -> Result<()> {
+    let Some((u, h, n)) = tcplab_sim::first_multipath(&cfg.nodes, &cfg.links) else { return Ok(()) };
+    let policy = match cfg.nodes[u].multipath {
+        Multipath::L3 => "l3",
+        Multipath::L4 => "l4",
+        Multipath::Off => "off",
+    };
+    Err(KernelError::field(
+        format!("node[{u}].ecmp"),
+        format!(
+            "switch {:?} has ECMP on ({policy}) and {n} equal-cost next hops to {:?}; ECMP is not translated \
+             (one next hop per destination is installed): Linux's multipath hash, with its own function and key \
+             or the sending socket's txhash, would put flows on other paths than the model's. Set ecmp = \"off\" \
+             on the node or in [run], or run the scenario on the model",
+            cfg.nodes[u].name, cfg.nodes[h].name
+        ),
+    ))
 }
 
 /// The namespace of node `name`.

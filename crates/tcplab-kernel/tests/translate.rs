@@ -445,3 +445,32 @@ fn test_loss_is_netem_loss_in_the_middle_with_its_drops_probed() {
         describe(&p)
     );
 }
+
+#[test]
+fn test_ecmp_with_a_choice_of_next_hops_is_refused_naming_the_node() {
+    use tcplab_sim::config::Multipath;
+    // sender - sw - receiver: a switch with ECMP on but one next hop per
+    // destination routes as without it and is translated.
+    let mut cfg = dumbbell(
+        dir(DelayModel::Fixed(ms(1)), Limit::Packets(100), None),
+        dir(DelayModel::Fixed(ms(1)), Limit::Packets(100), None),
+    );
+    cfg.nodes[1].multipath = Multipath::L4;
+    assert!(plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).is_ok());
+    // sender - sw3 = {sw, sw2} = receiver: from sw3, sw and sw2 are both
+    // one hop from the receiver, and sw3 has ECMP on.
+    let none = || dir(DelayModel::Fixed(Duration::ZERO), Limit::Packets(100), None);
+    let link =
+        |name: &str, a, b| LinkConfig { name: name.into(), a, b, rate_bps: 1_000_000_000, ab: none(), ba: none() };
+    // Nodes: 0 sender, 1 sw, 2 receiver, 3 sw2, 4 sw3.
+    cfg.nodes.push(NodeConfig::switch("sw2"));
+    cfg.nodes.push(NodeConfig { multipath: Multipath::L3, ..NodeConfig::switch("sw3") });
+    cfg.links =
+        vec![link("s-sw3", 0, 4), link("sw3-sw", 4, 1), link("sw3-sw2", 4, 3), link("sw-r", 1, 2), link("sw2-r", 3, 2)];
+    let e = plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap_err();
+    assert_eq!(e.path.as_deref(), Some("node[4].ecmp"), "{e}");
+    assert!(e.message.contains("\"sw3\" has ECMP on (l3) and 2 equal-cost next hops to \"receiver\""), "{e}");
+    assert!(e.message.contains("ecmp = \"off\""), "{e}");
+    cfg.nodes[4].multipath = Multipath::Off;
+    assert!(plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).is_ok());
+}

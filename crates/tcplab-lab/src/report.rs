@@ -231,11 +231,13 @@ impl RunReport {
         let r = &out.result;
         let cfg = &out.config;
         let node_name = |i: usize| cfg.nodes.get(i).map_or_else(String::new, |n| n.name.clone());
+        let by_id: std::collections::HashMap<&str, &tcplab_sim::config::FlowConfig> =
+            cfg.flows.iter().map(|c| (c.id.as_str(), c)).collect();
         let flows: Vec<FlowReport> = r
             .flows
             .iter()
             .map(|f| {
-                let fc = cfg.flows.iter().find(|c| c.id == f.id);
+                let fc = by_id.get(f.id.as_str()).copied();
                 let mss =
                     if f.sender_info.snd_mss > 0 { f.sender_info.snd_mss } else { fc.map_or(1460, |c| c.tcp.advmss()) };
                 let goodput_last_bps = sc.goodput_window.and_then(|w| window_rate(&f.trace, r.sim_time, w, mss));

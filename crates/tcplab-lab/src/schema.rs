@@ -11,7 +11,7 @@ use crate::error::{did_you_mean, Error, Result};
 use crate::knobs::{self, type_desc, IntUnit, Kind};
 use crate::tree::{Node, Origin, Source, Table, Tree, Value};
 use crate::units;
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet};
 use tcplab_core::cc::cubic::CubicParams;
 use tcplab_core::cc::dctcp::DctcpParams;
 use tcplab_core::cc::reno::RenoParams;
@@ -21,9 +21,9 @@ use tcplab_core::time::Duration;
 use tcplab_core::TcpConfig;
 use tcplab_sim::config::{
     AppConfig, Blackout, DelayModel, DirectionConfig, FlowConfig, FqConfig, FqPacing, Limit, LinkConfig, LossModel,
-    NodeConfig, NodeKind, Qdisc, QueueConfig, Repeat, RpcConfig, SimConfig,
+    Multipath, NodeConfig, NodeKind, Qdisc, QueueConfig, Repeat, RpcConfig, SimConfig,
 };
-use tcplab_sim::{FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MAX_FLOWS};
+use tcplab_sim::{Reachability, FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MAX_FLOWS};
 
 /// Default drop-tail limit of a queue: Linux's default `txqueuelen`.
 pub const DEFAULT_QUEUE_LIMIT: Limit = Limit::Packets(1000);
@@ -306,10 +306,11 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
         ));
     };
     let run = F { src, node: &run_entry.node, path: "run" }.table("a table [run]")?;
-    run.only(&["duration", "seed", "trace_interval", "goodput_window"])?;
+    run.only(&["duration", "seed", "trace_interval", "goodput_window", "ecmp"])?;
     let duration = run.req("duration", |f| f.positive_time())?;
     let seed = run.get("seed", |f| f.u64())?.unwrap_or(1);
     let trace_interval = run.get("trace_interval", |f| f.positive_time())?;
+    let run_ecmp = run.get("ecmp", ecmp_policy)?.unwrap_or(Multipath::Off);
     let goodput_window = run.get("goodput_window", |f| {
         let w = f.positive_time()?;
         if w > duration {
@@ -329,16 +330,18 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
 
     // [[node]]
     let nodes = array_of_tables(&root, "node")?;
-    let mut node_cfgs: Vec<NodeConfig> = Vec::new();
+    let mut node_cfgs: Vec<NodeConfig> = Vec::with_capacity(nodes.len());
+    // Node index by name: the lookups of links and flows are O(1).
+    let mut by_name: HashMap<String, usize> = HashMap::with_capacity(nodes.len());
     // Where each node's `kind` was given, so that a conflict it causes
     // (a flow from a node made a switch) is reported where it was given.
-    let mut kind_origins: Vec<Option<Origin>> = Vec::new();
+    let mut kind_origins: Vec<Option<Origin>> = Vec::with_capacity(nodes.len());
     for (i, n) in nodes.iter().enumerate() {
         let path = format!("node[{i}]");
         let t = F { src, node: n, path: &path }.table("a table")?;
-        t.only(&["name", "kind", "qdisc", "offloads"])?;
+        t.only(&["name", "kind", "qdisc", "offloads", "ecmp"])?;
         let name = t.req("name", check_name)?;
-        if node_cfgs.iter().any(|c| c.name == name) {
+        if by_name.contains_key(&name) {
             return Err(t.err_at("name", format!("duplicate node name {name:?}")));
         }
         let kind = t
@@ -359,7 +362,21 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
             })?
             .unwrap_or_default();
         let offloads = t.get("offloads", |f| f.bool01())?.unwrap_or(false);
-        node_cfgs.push(NodeConfig { name, kind, qdisc, offloads });
+        let multipath = t.get("ecmp", |f| {
+            if kind == NodeKind::Host {
+                return Err(f.err(
+                    "ecmp applies to switches; a host does not forward (remove ecmp, or make the node a switch)",
+                ));
+            }
+            ecmp_policy(f)
+        })?;
+        let multipath = match (multipath, &kind) {
+            (Some(m), _) => m,
+            (None, NodeKind::Switch) => run_ecmp,
+            (None, NodeKind::Host) => Multipath::Off,
+        };
+        by_name.insert(name.clone(), node_cfgs.len());
+        node_cfgs.push(NodeConfig { name, kind, qdisc, offloads, multipath });
         kind_origins.push(t.table.get("kind").map(|e| e.node.origin.clone()));
     }
     if node_cfgs.is_empty() {
@@ -371,16 +388,20 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
     }
 
     // [[link]]
-    let mut link_cfgs: Vec<LinkConfig> = Vec::new();
-    for (i, l) in array_of_tables(&root, "link")?.iter().enumerate() {
+    let names = Names { nodes: &node_cfgs, by_name: &by_name };
+    let links = array_of_tables(&root, "link")?;
+    let mut link_cfgs: Vec<LinkConfig> = Vec::with_capacity(links.len());
+    let mut link_names: HashSet<String> = HashSet::with_capacity(links.len());
+    for (i, l) in links.iter().enumerate() {
         let path = format!("link[{i}]");
-        let link = link_config(F { src, node: l, path: &path }, &node_cfgs)?;
-        if link_cfgs.iter().any(|c| c.name == link.name) {
+        let link = link_config(F { src, node: l, path: &path }, names)?;
+        if !link_names.insert(link.name.clone()) {
             let t = F { src, node: l, path: &path }.table("a table")?;
             return Err(t.err_at("name", format!("duplicate link name {:?}", link.name)));
         }
         link_cfgs.push(link);
     }
+    let reach = Reachability::new(&node_cfgs, &link_cfgs);
 
     // [[flow]]
     let flows = array_of_tables(&root, "flow")?;
@@ -391,14 +412,15 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
             format!("at most {MAX_FLOWS} flows fit the port space"),
         ));
     }
-    let mut flow_cfgs: Vec<FlowConfig> = Vec::new();
+    let mut flow_cfgs: Vec<FlowConfig> = Vec::with_capacity(flows.len());
+    let mut flow_ids: HashSet<String> = HashSet::with_capacity(flows.len());
     let mut connections: u64 = 0;
+    let hosts = Hosts { names, kind_origins: &kind_origins, reach: &reach };
     for (i, fl) in flows.iter().enumerate() {
         let path = format!("flow[{i}]");
         let f = F { src, node: fl, path: &path };
-        let hosts = Hosts { nodes: &node_cfgs, kind_origins: &kind_origins };
-        let flow = flow_config(f, duration, hosts, &link_cfgs, tcp_defaults.as_ref())?;
-        if flow_cfgs.iter().any(|c| c.id == flow.id) {
+        let flow = flow_config(f, duration, hosts, tcp_defaults.as_ref())?;
+        if !flow_ids.insert(flow.id.clone()) {
             return Err(f.table("a table")?.err_at("id", format!("duplicate flow id {:?}", flow.id)));
         }
         connections += u64::from(flow.repeat.runs);
@@ -418,11 +440,18 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
     Ok(Scenario { name: src.name.clone(), description, sim, goodput_window })
 }
 
-/// A node name that exists in `nodes`, as its index.
-fn find_node(f: F<'_>, nodes: &[NodeConfig]) -> Result<usize> {
+/// The nodes and their index by name.
+#[derive(Clone, Copy)]
+struct Names<'a> {
+    nodes: &'a [NodeConfig],
+    by_name: &'a HashMap<String, usize>,
+}
+
+/// A node name that exists, as its index.
+fn find_node(f: F<'_>, names: Names<'_>) -> Result<usize> {
     let s = f.str("a node name")?;
-    nodes.iter().position(|n| n.name == s).ok_or_else(|| {
-        let names = nodes.iter().map(|n| n.name.as_str());
+    names.by_name.get(s).copied().ok_or_else(|| {
+        let names = names.nodes.iter().map(|n| n.name.as_str());
         let hint = match did_you_mean(s, names.clone()) {
             Some(k) => format!("; did you mean {k:?}?"),
             None => format!(" (known: {})", names.collect::<Vec<_>>().join(", ")),
@@ -431,18 +460,20 @@ fn find_node(f: F<'_>, nodes: &[NodeConfig]) -> Result<usize> {
     })
 }
 
-/// The nodes, with where each one's `kind` was given.
+/// The nodes, with where each one's `kind` was given, and which hosts
+/// can reach which.
 #[derive(Clone, Copy)]
 struct Hosts<'a> {
-    nodes: &'a [NodeConfig],
+    names: Names<'a>,
     kind_origins: &'a [Option<Origin>],
+    reach: &'a Reachability,
 }
 
 /// A host name that exists in `nodes`, as its index. When a `--set` made
 /// the node a switch, the error is located at that `--set`.
 fn find_host(f: F<'_>, hosts: Hosts<'_>) -> Result<usize> {
-    let nodes = hosts.nodes;
-    let n = find_node(f, nodes)?;
+    let nodes = hosts.names.nodes;
+    let n = find_node(f, hosts.names)?;
     if nodes[n].kind != NodeKind::Host {
         let msg = format!("node {:?} is a switch; flows run between hosts", nodes[n].name);
         if let Some(o @ Origin::Set(_)) = hosts.kind_origins.get(n).and_then(Option::as_ref) {
@@ -454,13 +485,14 @@ fn find_host(f: F<'_>, hosts: Hosts<'_>) -> Result<usize> {
 }
 
 /// One `[[link]]` (without the uniqueness of its name).
-fn link_config(f: F<'_>, nodes: &[NodeConfig]) -> Result<LinkConfig> {
+fn link_config(f: F<'_>, names: Names<'_>) -> Result<LinkConfig> {
+    let nodes = names.nodes;
     let t = f.table("a table")?;
     t.only(&["name", "a", "b", "rate", "delay", "queue", "loss", "blackout", "ab", "ba"])?;
     let name = t.req("name", check_name)?;
-    let a = t.req("a", |f| find_node(f, nodes))?;
+    let a = t.req("a", |f| find_node(f, names))?;
     let b = t.req("b", |f| {
-        let b = find_node(f, nodes)?;
+        let b = find_node(f, names)?;
         if b == a {
             return Err(f.err(format!("link connects node {:?} to itself", nodes[a].name)));
         }
@@ -500,14 +532,8 @@ fn link_config(f: F<'_>, nodes: &[NodeConfig]) -> Result<LinkConfig> {
 }
 
 /// One `[[flow]]` (without the uniqueness of its id).
-fn flow_config(
-    f: F<'_>,
-    duration: Duration,
-    hosts: Hosts<'_>,
-    links: &[LinkConfig],
-    tcp_defaults: Option<&T<'_>>,
-) -> Result<FlowConfig> {
-    let nodes = hosts.nodes;
+fn flow_config(f: F<'_>, duration: Duration, hosts: Hosts<'_>, tcp_defaults: Option<&T<'_>>) -> Result<FlowConfig> {
+    let nodes = hosts.names.nodes;
     let (src, path) = (f.src, f.path);
     let t = f.table("a table")?;
     t.only(&[
@@ -531,7 +557,7 @@ fn flow_config(
         if to == from {
             return Err(f.err(format!("flow goes from node {:?} to itself", nodes[to].name)));
         }
-        if !connected(nodes, links, from, to) {
+        if !hosts.reach.connected(from, to) {
             return Err(f.err(format!(
                 "no path from {:?} to {:?} over the links (flows cross switches, not other hosts)",
                 nodes[from].name, nodes[to].name
@@ -635,35 +661,6 @@ fn array_of_tables<'a>(root: &T<'a>, key: &'a str) -> Result<&'a [Node]> {
         Some(e) => F { src: root.src, node: &e.node, path: key }
             .array(&format!("an array of tables: write [[{key}]] for each element")),
     }
-}
-
-/// Breadth-first search over links; intermediate nodes must be switches.
-fn connected(nodes: &[NodeConfig], links: &[LinkConfig], from: usize, to: usize) -> bool {
-    let mut seen = vec![false; nodes.len()];
-    let mut q = VecDeque::from([from]);
-    seen[from] = true;
-    while let Some(n) = q.pop_front() {
-        if n == to {
-            return true;
-        }
-        if n != from && nodes[n].kind != NodeKind::Switch {
-            continue;
-        }
-        for l in links {
-            let next = if l.a == n {
-                l.b
-            } else if l.b == n {
-                l.a
-            } else {
-                continue;
-            };
-            if !seen[next] {
-                seen[next] = true;
-                q.push_back(next);
-            }
-        }
-    }
-    false
 }
 
 /// `delay = "10ms"` or `{ model = "uniform", min = "20ms", max = "30ms" }`
@@ -923,6 +920,20 @@ fn app_config(f: F<'_>, start: Duration) -> Result<AppConfig> {
             Ok(AppConfig::Rpc(r))
         }
         other => Err(t.err_at("kind", format!("unknown application {other:?} (known: bulk, rpc)"))),
+    }
+}
+
+/// `ecmp = "off" | "l3" | "l4"`: what a switch does with equal-cost next
+/// hops (Linux's `fib_multipath_hash_policy` 0 and 1 for l3 and l4).
+fn ecmp_policy(f: F<'_>) -> Result<Multipath> {
+    match f.str("\"off\", \"l3\" or \"l4\"")? {
+        "off" => Ok(Multipath::Off),
+        "l3" => Ok(Multipath::L3),
+        "l4" => Ok(Multipath::L4),
+        other => Err(f.err(format!(
+            "unknown ecmp policy {other:?} (known: off; l3 = fib_multipath_hash_policy 0, the addresses; \
+             l4 = fib_multipath_hash_policy 1, the 5-tuple)"
+        ))),
     }
 }
 

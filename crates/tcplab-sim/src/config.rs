@@ -40,18 +40,53 @@ pub struct NodeConfig {
     /// segments and models no offloads, so the simulator refuses a node
     /// with them on; the kernel backend turns them on with `ethtool`.
     pub offloads: bool,
+    /// How a switch chooses among equal-cost next hops (ECMP). Hosts
+    /// must leave it [`Multipath::Off`]: they do not forward.
+    pub multipath: Multipath,
 }
 
 impl NodeConfig {
     /// A host with the default qdisc.
     pub fn host(name: impl Into<String>) -> Self {
-        NodeConfig { name: name.into(), kind: NodeKind::Host, qdisc: Qdisc::Pfifo, offloads: false }
+        NodeConfig {
+            name: name.into(),
+            kind: NodeKind::Host,
+            qdisc: Qdisc::Pfifo,
+            offloads: false,
+            multipath: Multipath::Off,
+        }
     }
 
     /// A switch.
     pub fn switch(name: impl Into<String>) -> Self {
-        NodeConfig { name: name.into(), kind: NodeKind::Switch, qdisc: Qdisc::Pfifo, offloads: false }
+        NodeConfig {
+            name: name.into(),
+            kind: NodeKind::Switch,
+            qdisc: Qdisc::Pfifo,
+            offloads: false,
+            multipath: Multipath::Off,
+        }
     }
+}
+
+/// Equal-cost multipath at a switch: what it does when more than one of
+/// its links leads to a neighbour one hop closer to the destination (see
+/// `routing.rs`). Linux installs such routes as one route with several
+/// `nexthop`s and picks one per packet by a hash of its headers
+/// (`fib_select_multipath`), with the fields chosen by
+/// `net.ipv4.fib_multipath_hash_policy`; a flow's packets hash alike, so
+/// a flow keeps its path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Multipath {
+    /// One next hop per destination: the lowest-index link.
+    #[default]
+    Off,
+    /// Hash of the source and destination addresses
+    /// (`fib_multipath_hash_policy` = 0, Linux's default).
+    L3,
+    /// Hash of the 5-tuple: addresses, ports and protocol
+    /// (`fib_multipath_hash_policy` = 1).
+    L4,
 }
 
 /// A host's root qdisc (`tc qdisc add dev ethX root ...`).

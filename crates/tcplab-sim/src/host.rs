@@ -23,9 +23,10 @@
 //! stays in the write queue and is sent later, and TSQ keeps a socket from
 //! filling the qdisc in the first place. The sans-IO core cannot take a
 //! segment back once polled, so the simulator polls a connection for
-//! segments only while its NIC queue has room for a full-sized packet, and
-//! re-polls connections blocked on that NIC (in the order they blocked) as
-//! soon as the queue drains by one packet. Host NIC queues therefore never
+//! segments only while its NIC queue has room for a full-sized packet; a
+//! connection that finds no room waits in the NIC's ready queue
+//! (`ready.rs`), which is served in FIFO order, round-robin, as soon as
+//! the queue drains by one packet. Host NIC queues therefore never
 //! drop a connection's segments; switch queues do. A host with the fq
 //! qdisc applies the same principle per fq flow (flow limit and TCP Small
 //! Queues) and per qdisc (`limit`); see `sim_fq.rs`.

@@ -12,8 +12,10 @@
 //!   serializer and propagation delay model.
 //! - `fq`: the sch_fq qdisc of hosts that use it; `sim_fq`: pacing and
 //!   the glue between connections, fq and the NIC (docs/sim-fq.md).
-//! - `routing`: static shortest-path routes; `host`: ports, 4-tuple demux,
-//!   NIC backpressure; `app`: bulk sender and sink, RPC client and server.
+//! - `routing`: static shortest-path routes, ECMP at switches, which hosts
+//!   reach which; `host`: ports, 4-tuple demux,
+//!   NIC backpressure; `ready`: the FIFO of connections waiting for room
+//!   in a NIC; `app`: bulk sender and sink, RPC client and server.
 //! - `sim`: the event loop; `flows`: runs of a flow, the metrics cache;
 //!   `stats`, `trace`, `hist`: results, time series, latency histograms.
 //! - [`validate`](SimConfig::validate): what makes a config runnable.
@@ -34,6 +36,7 @@ mod link;
 pub mod loss;
 mod packet;
 mod queue;
+mod ready;
 pub mod result;
 pub mod rng;
 mod routing;
@@ -50,7 +53,7 @@ pub use fq::TCP_LIMIT_OUTPUT_BYTES_V4;
 pub use host::{client_port, client_ports, MAX_FLOWS, SERVER_PORT};
 pub use packet::{PacketEvent, PacketEventKind};
 pub use result::RunResult;
-pub use routing::{dir_index, next_hops_to};
+pub use routing::{dir_index, first_multipath, host_ip, next_hops_to, Reachability};
 pub use sim::{PacketTap, Sim};
 pub use validate::{ConfigError, FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MIN_MTU};
 

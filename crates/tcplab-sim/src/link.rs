@@ -20,6 +20,7 @@ use crate::fq::FqQdisc;
 use crate::loss::LossSampler;
 use crate::packet::PacketId;
 use crate::queue::DropTailQueue;
+use crate::ready::ReadyQueue;
 use crate::rng::Pcg32;
 use std::collections::VecDeque;
 use tcplab_core::time::Instant;
@@ -63,6 +64,9 @@ pub(crate) struct LinkDir {
     /// `from` is a host: this is that host's NIC queue, subject to
     /// transmit backpressure (see [`crate::host`]).
     pub host_nic: bool,
+    /// `to` is a host: a packet arriving there has reached the end of
+    /// its route (set by the simulator after `new`).
+    pub to_host: bool,
     pub queue: DropTailQueue,
     /// The host's fq qdisc on this NIC, replacing `queue` (see `fq.rs`).
     pub fq: Option<Box<FqQdisc>>,
@@ -77,9 +81,9 @@ pub(crate) struct LinkDir {
     pub loss: LossSampler,
     /// FIFO pipe: `(arrival time ns, packet)`, arrival times non-decreasing.
     pub pipe: VecDeque<(u64, PacketId)>,
-    /// Connections waiting for room in this (host NIC) queue, in the order
-    /// they blocked.
-    pub blocked: Vec<u32>,
+    /// Connections waiting for room in this (host NIC) queue, served in
+    /// FIFO order (`ready.rs`).
+    pub ready: ReadyQueue,
     // Statistics.
     pub busy_ns: u64,
     pub tx_packets: u64,
@@ -102,6 +106,7 @@ impl LinkDir {
             from,
             to,
             host_nic,
+            to_host: false,
             queue: DropTailQueue::new(&cfg.queue),
             fq: None,
             watchdog_at: u64::MAX,
@@ -112,7 +117,7 @@ impl LinkDir {
             rng,
             loss: LossSampler::new(cfg.loss, &cfg.blackouts, loss_rng),
             pipe: VecDeque::with_capacity(64),
-            blocked: Vec::new(),
+            ready: ReadyQueue::default(),
             busy_ns: 0,
             tx_packets: 0,
             tx_bytes: 0,

@@ -26,8 +26,9 @@ pub(crate) struct Packet {
     pub from_client: bool,
     /// Injected by a test driver: delivered to the tap, not to TCP.
     pub raw: bool,
-    /// Index of the next link direction in the flow's route.
-    pub hop: u32,
+    /// Where the next link direction of the packet's route is in
+    /// `Sim::routes` (its route continues there until it reaches a host).
+    pub next: u32,
 }
 
 /// A slab of packets with a free list.

@@ -110,6 +110,8 @@ pub enum Component {
     /// The loss model of one link direction: its own stream, so that
     /// adding loss leaves the direction's delay draws unchanged.
     LinkLoss { link: usize, reverse: bool },
+    /// Node `node`'s multipath hash key (`fib_multipath_hash_seed`).
+    Multipath { node: usize },
 }
 
 impl Component {
@@ -120,6 +122,7 @@ impl Component {
             Component::LinkDirection { link, reverse } => (1u64 << 56) | ((link as u64) << 1) | reverse as u64,
             Component::Flow { flow } => (2u64 << 56) | flow as u64,
             Component::LinkLoss { link, reverse } => (3u64 << 56) | ((link as u64) << 1) | reverse as u64,
+            Component::Multipath { node } => (4u64 << 56) | node as u64,
         }
     }
 }

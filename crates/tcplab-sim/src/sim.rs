@@ -55,8 +55,9 @@ use crate::host::{client_port, client_ports, Demux, SERVER_PORT};
 use crate::link::LinkDir;
 use crate::packet::{Packet, PacketArena, PacketEvent, PacketEventKind, PacketId};
 use crate::queue::Admit;
+use crate::ready::ReadyLinks;
 use crate::rng::{Component, Pcg32};
-use crate::routing::{route, Adjacency};
+use crate::routing::{host_ip, FlowKey, Router};
 use crate::trace::TraceSampler;
 use crate::validate::ConfigError;
 use std::collections::BTreeMap;
@@ -92,9 +93,6 @@ pub(crate) struct FlowRt {
     pub from: NodeId,
     pub to: NodeId,
     pub start: Instant,
-    /// Routes as `(offset, length)` into `Sim::routes`: `[client → server,
-    /// server → client]`.
-    pub route: [(u32, u32); 2],
     pub client_cfg: TcpConfig,
     pub server_cfg: TcpConfig,
     pub app: AppConfig,
@@ -149,7 +147,9 @@ pub(crate) struct ConnRt {
     pub flow: u32,
     pub run: u32,
     pub client: bool,
-    /// First-hop link direction (the host's NIC queue).
+    /// Where its route starts in `Sim::routes`.
+    pub route: u32,
+    /// First-hop link direction (the host's NIC queue): `routes[route]`.
     pub nic: u32,
     /// Largest packet the connection may send (its MTU), for the NIC
     /// backpressure check.
@@ -159,7 +159,7 @@ pub(crate) struct ConnRt {
     pub timer_at: Option<Instant>,
     /// When `handle_timeout` last ran (livelock guard, see `update_timer`).
     pub fired_at: Option<Instant>,
-    /// Waiting in its NIC's `blocked` list.
+    /// Waiting in its NIC's ready queue (`ready.rs`).
     pub blocked: bool,
     /// Its flow in the NIC's fq qdisc ([`NONE`] without fq).
     pub fq_flow: u32,
@@ -177,12 +177,13 @@ pub(crate) struct ConnRt {
 }
 
 impl ConnRt {
-    fn new(flow: u32, run: u32, client: bool, nic: u32, mtu: u32) -> Self {
+    fn new(flow: u32, run: u32, client: bool, route: u32, nic: u32, mtu: u32) -> Self {
         ConnRt {
             tcp: None,
             flow,
             run,
             client,
+            route,
             nic,
             mtu,
             timer_gen: 0,
@@ -197,6 +198,17 @@ impl ConnRt {
             done: false,
         }
     }
+}
+
+/// Why [`Sim::poll_segments`] stopped polling a connection.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Drained {
+    /// The connection has nothing to send now (or waits for something
+    /// other than NIC room: its fq flow, its pacing time).
+    Done,
+    /// The NIC (or its fq qdisc) has no room for another packet; `sent`:
+    /// it sent at least one packet before that.
+    NoRoom { sent: bool },
 }
 
 /// A per-packet observer (e.g. a pcap writer). `Send`, so that a [`Sim`]
@@ -229,8 +241,11 @@ pub struct Sim {
     pub(crate) metrics: BTreeMap<(NodeId, NodeId), TcpMetrics>,
     pub(crate) processed: u64,
     pub(crate) data_segments: u64,
-    /// Spare list swapped with a NIC's `blocked` list while waking.
-    pub(crate) wake_scratch: Vec<u32>,
+    /// The links of the NICs' ready queues, one per connection.
+    pub(crate) ready_links: ReadyLinks,
+    /// Connections taken from a ready queue to be polled (the cost of
+    /// serving the queues; tests bound it).
+    pub(crate) ready_served: u64,
     tap: Option<PacketTap>,
     /// Names for the result.
     pub(crate) node_names: Vec<String>,
@@ -256,40 +271,62 @@ impl Sim {
                 let loss_rng = Pcg32::for_component(cfg.seed, Component::LinkLoss { link: i, reverse });
                 let host_nic = cfg.nodes[from].kind == NodeKind::Host;
                 let mut dir = LinkDir::new(from, to, host_nic, l.rate_bps, d, rng, loss_rng);
+                dir.to_host = cfg.nodes[to].kind == NodeKind::Host;
                 if let (true, Qdisc::Fq(fq)) = (host_nic, &cfg.nodes[from].qdisc) {
                     dir.fq = Some(Box::new(FqQdisc::new(fq)));
                 }
                 dirs.push(dir);
             }
         }
-        let adj = Adjacency::new(n, &cfg.links);
+        // Both directions of every flow, one search per destination host;
+        // with ECMP, of every connection (each run has its own client port
+        // and so its own hash).
+        let all_ports = client_ports(&cfg.flows);
+        let mut router = Router::new(&cfg.nodes, &cfg.links, cfg.seed);
+        let per_conn = router.has_ecmp();
+        let mut requests = Vec::new();
+        for (fc, ports) in cfg.flows.iter().zip(&all_ports) {
+            let ports = if per_conn { &ports[..] } else { &ports[..ports.len().min(1)] };
+            for &port in ports {
+                let key = |a: NodeId, b: NodeId, sport, dport| {
+                    per_conn.then_some(FlowKey { src: host_ip(a), dst: host_ip(b), sport, dport })
+                };
+                requests.push((fc.from, fc.to, key(fc.from, fc.to, port, SERVER_PORT)));
+                requests.push((fc.to, fc.from, key(fc.to, fc.from, SERVER_PORT, port)));
+            }
+        }
         let mut routes = Vec::new();
+        let found = router.routes(&requests, &mut routes);
+        let mut next_request = 0;
         let mut flows = Vec::with_capacity(cfg.flows.len());
         let total_conns: usize = cfg.flows.iter().map(|f| 2 * f.repeat.runs.max(1) as usize).sum();
         let mut conns = Vec::with_capacity(total_conns);
         let mut demux = vec![Demux::default(); n];
-        let mut ports = client_ports(&cfg.flows).into_iter();
-        for (f, fc) in cfg.flows.iter().enumerate() {
-            let ports = ports.next().unwrap_or_default();
-            let mut r = [(0u32, 0u32); 2];
-            for (side, (a, b)) in [(fc.from, fc.to), (fc.to, fc.from)].into_iter().enumerate() {
-                let path = route(&cfg.nodes, &cfg.links, &adj, a, b)
-                    .filter(|p| !p.is_empty())
-                    .ok_or_else(|| ConfigError(format!("flows[{f}]: no route")))?;
-                r[side] = (routes.len() as u32, path.len() as u32);
-                routes.extend_from_slice(&path);
-            }
+        for ((f, fc), ports) in cfg.flows.iter().enumerate().zip(all_ports) {
+            let first_request = next_request;
+            next_request += if per_conn { 2 * ports.len() } else { 2 };
+            let route = |k: usize, side: usize| -> Result<u32, ConfigError> {
+                let i = first_request + if per_conn { 2 * k } else { 0 } + side;
+                found
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .filter(|&(_, len)| len > 0)
+                    .map(|(off, _)| off)
+                    .ok_or_else(|| ConfigError(format!("flows[{f}]: no route")))
+            };
             let mut rng = Pcg32::for_component(cfg.seed, Component::Flow { flow: f });
             let client_iss = SeqNum(rng.next_u32());
             let server_iss = SeqNum(rng.next_u32());
             let runs = fc.repeat.runs.max(1);
             let conn_base = conns.len() as u32;
-            let (cnic, snic) = (routes[r[0].0 as usize], routes[r[1].0 as usize]);
-            for &port in &ports {
-                let k = (conns.len() as u32 - conn_base) / 2;
+            let snic = routes[route(0, 1)? as usize];
+            for (k, &port) in ports.iter().enumerate() {
                 let c = conns.len() as u32;
-                let mut client = ConnRt::new(f as u32, k, true, cnic, fc.tcp.mtu);
-                let mut server = ConnRt::new(f as u32, k, false, snic, fc.tcp_receiver.mtu);
+                let (croute, sroute) = (route(k, 0)?, route(k, 1)?);
+                let (cnic, snic) = (routes[croute as usize], routes[sroute as usize]);
+                let mut client = ConnRt::new(f as u32, k as u32, true, croute, cnic, fc.tcp.mtu);
+                let mut server = ConnRt::new(f as u32, k as u32, false, sroute, snic, fc.tcp_receiver.mtu);
                 if let Some(q) = dirs[cnic as usize].fq.as_deref_mut() {
                     client.fq_flow = q.add_flow(c);
                 }
@@ -313,7 +350,6 @@ impl Sim {
                 from: fc.from,
                 to: fc.to,
                 start: Instant::ZERO + fc.start,
-                route: r,
                 client_cfg: fc.tcp.clone(),
                 server_cfg: fc.tcp_receiver.clone(),
                 app: fc.app.clone(),
@@ -361,7 +397,8 @@ impl Sim {
             metrics: BTreeMap::new(),
             processed: 0,
             data_segments: 0,
-            wake_scratch: Vec::new(),
+            ready_links: ReadyLinks::new(total_conns),
+            ready_served: 0,
             tap: None,
             node_names: cfg.nodes.iter().map(|n| n.name.clone()).collect(),
             link_names: cfg.links.iter().map(|l| l.name.clone()).collect(),
@@ -477,8 +514,9 @@ impl Sim {
     /// `false` if `flow` does not exist.
     pub fn inject_raw(&mut self, flow: usize, from_client: bool, seg: SegmentRepr) -> bool {
         let Some(f) = self.flows.get(flow) else { return false };
-        let (off, _) = f.route[!from_client as usize];
-        let pkt = Packet { seg, wire_len: seg.wire_len(), flow: flow as u32, from_client, raw: true, hop: 0 };
+        // Run 0's route.
+        let off = self.conns[f.conn_base as usize + !from_client as usize].route;
+        let pkt = Packet { seg, wire_len: seg.wire_len(), flow: flow as u32, from_client, raw: true, next: off + 1 };
         let id = self.packets.alloc(pkt);
         let node = if from_client { f.from } else { f.to };
         self.tap(PacketEventKind::Send, node, None, id);
@@ -553,12 +591,12 @@ impl Sim {
             return;
         }
         let next = dir.queue.dequeue();
-        let wake = dir.host_nic && !dir.blocked.is_empty();
+        let wake = dir.host_nic && !dir.ready.is_empty();
         if let Some((nid, nlen)) = next {
             self.start_tx(d, nid, nlen);
         }
         if wake {
-            self.wake_blocked(d);
+            self.serve_ready(d);
         }
     }
 
@@ -592,16 +630,16 @@ impl Sim {
     /// Packet `id` reached the far end of direction `d`.
     #[inline]
     fn arrive(&mut self, d: usize, id: PacketId) {
-        let node = self.dirs[d].to;
+        let (node, to_host) = (self.dirs[d].to, self.dirs[d].to_host);
         self.tap(PacketEventKind::Arrive, node, Some(d), id);
-        let p = self.packets.get_mut(id);
-        p.hop += 1;
-        let (off, len) = self.flows[p.flow as usize].route[!p.from_client as usize];
-        if p.hop < len {
-            let next = self.routes[(off + p.hop) as usize] as usize;
-            self.enqueue(next, id);
-        } else {
+        if to_host {
+            // Hosts do not forward: the end of the route.
             self.deliver(node, id);
+        } else {
+            let p = self.packets.get_mut(id);
+            let next = self.routes[p.next as usize] as usize;
+            p.next += 1;
+            self.enqueue(next, id);
         }
     }
 
@@ -692,30 +730,43 @@ impl Sim {
         }
     }
 
-    /// Polls connection `c` for segments while its NIC can take them.
+    /// Polls connection `c` for segments while its NIC can take them; if
+    /// the NIC is full, `c` waits in the NIC's ready queue.
     #[inline]
     pub(crate) fn drain_transmit(&mut self, c: usize) {
+        if let Drained::NoRoom { .. } = self.poll_segments(c) {
+            let conn = &mut self.conns[c];
+            if !conn.blocked {
+                conn.blocked = true;
+                self.dirs[conn.nic as usize].ready.push(&mut self.ready_links, c as u32);
+            }
+        }
+    }
+
+    /// Polls connection `c` for segments while its NIC can take them and
+    /// says why it stopped; queues nothing.
+    #[inline]
+    fn poll_segments(&mut self, c: usize) -> Drained {
         let now = self.now;
         if self.dirs[self.conns[c].nic as usize].fq.is_some() {
             return self.drain_fq(c);
         }
+        let mut sent = false;
         loop {
             let conn = &mut self.conns[c];
             let nic = conn.nic as usize;
             let dir = &mut self.dirs[nic];
             let room = dir.in_service.is_none() || dir.queue.is_empty() || dir.queue.has_room(conn.mtu);
             if !room {
-                if !conn.blocked {
-                    conn.blocked = true;
-                    dir.blocked.push(c as u32);
-                }
-                return;
+                return Drained::NoRoom { sent };
             }
-            let Some(tcp) = conn.tcp.as_mut() else { return };
-            let Some(seg) = tcp.poll_transmit(now) else { return };
+            let Some(tcp) = conn.tcp.as_mut() else { return Drained::Done };
+            let Some(seg) = tcp.poll_transmit(now) else { return Drained::Done };
+            sent = true;
             let client = conn.client;
             let f = conn.flow as usize;
-            let pkt = Packet { seg, wire_len: seg.wire_len(), flow: f as u32, from_client: client, raw: false, hop: 0 };
+            let next = conn.route + 1;
+            let pkt = Packet { seg, wire_len: seg.wire_len(), flow: f as u32, from_client: client, raw: false, next };
             let id = self.packets.alloc(pkt);
             let flow = &self.flows[f];
             let host = if client { flow.from } else { flow.to };
@@ -724,19 +775,30 @@ impl Sim {
         }
     }
 
-    /// Direction `d` (a host NIC) has room again: re-poll the connections
-    /// that blocked on it, in the order they blocked.
-    pub(crate) fn wake_blocked(&mut self, d: usize) {
-        let mut list = std::mem::take(&mut self.wake_scratch);
-        std::mem::swap(&mut list, &mut self.dirs[d].blocked);
-        for &c in &list {
-            let c = c as usize;
-            self.conns[c].blocked = false;
-            self.drain_transmit(c);
-            self.update_timer(c);
+    /// Direction `d` (a host NIC) has room again: poll the connections
+    /// waiting for it from the head of its ready queue until one of them
+    /// takes the room (and waits again, at the tail) or the queue is
+    /// empty. O(1) amortized per freed slot; see `ready.rs`.
+    pub(crate) fn serve_ready(&mut self, d: usize) {
+        while let Some(c) = self.dirs[d].ready.pop(&mut self.ready_links) {
+            self.ready_served += 1;
+            let out = self.poll_segments(c as usize);
+            self.update_timer(c as usize);
+            let Drained::NoRoom { sent } = out else {
+                // Nothing (more) to send: it leaves the queue.
+                self.conns[c as usize].blocked = false;
+                continue;
+            };
+            // It took the room and waits again, at the tail; or the room
+            // was too small for it and it keeps its turn.
+            let q = &mut self.dirs[d].ready;
+            if sent {
+                q.push(&mut self.ready_links, c);
+            } else {
+                q.push_front(&mut self.ready_links, c);
+            }
+            return;
         }
-        list.clear();
-        self.wake_scratch = list;
     }
 
     // ---- timers ----------------------------------------------------------

@@ -27,12 +27,12 @@
 //! for it ([`FqQdisc::room`](crate::fq::FqQdisc::room): `limit`,
 //! `flow_limit`, and TCP Small Queues). When its flow is full it waits
 //! for a packet of that flow to leave; when the qdisc is full it joins the
-//! NIC's `blocked` list like a pfifo NIC. TCP segments are never dropped
-//! locally.
+//! NIC's ready queue like a pfifo NIC (`ready.rs`). TCP segments are never
+//! dropped locally.
 
 use crate::fq::{Dequeued, Room, NONE};
 use crate::packet::{Packet, PacketEventKind, PacketId};
-use crate::sim::{Event, Sim};
+use crate::sim::{Drained, Event, Sim};
 use tcplab_core::time::Instant;
 use tcplab_wire::Ecn;
 
@@ -41,30 +41,25 @@ const EDT_UNPACED_SEGS: u32 = 10;
 const NSEC_PER_SEC: u128 = 1_000_000_000;
 
 impl Sim {
-    /// [`Sim::drain_transmit`] for a connection whose NIC has fq.
-    pub(crate) fn drain_fq(&mut self, c: usize) {
+    /// `Sim::poll_segments` for a connection whose NIC has fq.
+    pub(crate) fn drain_fq(&mut self, c: usize) -> Drained {
         let now = self.now;
         let now_ns = now.as_nanos();
+        let mut sent = false;
         loop {
             let conn = &mut self.conns[c];
             let nic = conn.nic as usize;
-            let Some(tcp) = conn.tcp.as_mut() else { return };
+            let Some(tcp) = conn.tcp.as_mut() else { return Drained::Done };
             let dir = &mut self.dirs[nic];
-            let Some(q) = dir.fq.as_deref_mut() else { return };
+            let Some(q) = dir.fq.as_deref_mut() else { return Drained::Done };
             let f = conn.fq_flow;
             match q.room(f, conn.mtu, tcp.pacing_rate()) {
                 Room::Yes => {}
                 Room::Flow => {
                     q.flows[f as usize].waiting = true;
-                    return;
+                    return Drained::Done;
                 }
-                Room::Qdisc => {
-                    if !conn.blocked {
-                        conn.blocked = true;
-                        dir.blocked.push(c as u32);
-                    }
-                    return;
-                }
+                Room::Qdisc => return Drained::NoRoom { sent },
             }
             let edt = q.edt;
             if edt && conn.wstamp > now_ns {
@@ -72,9 +67,10 @@ impl Sim {
                     conn.pace_armed = true;
                     self.events.push(Instant::from_nanos(conn.wstamp), Event::PaceWake(c as u32));
                 }
-                return;
+                return Drained::Done;
             }
-            let Some(seg) = tcp.poll_transmit(now) else { return };
+            let Some(seg) = tcp.poll_transmit(now) else { return Drained::Done };
+            sent = true;
             if edt {
                 //= linux:v6.13:net/ipv4/tcp_output.c#__tcp_transmit_skb
                 //= linux:v6.13:net/ipv4/tcp_output.c#tcp_update_skb_after_send
@@ -96,8 +92,8 @@ impl Sim {
             let pure_ack = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst();
             let client = conn.client;
             let fl = conn.flow as usize;
-            let pkt =
-                Packet { seg, wire_len: seg.wire_len(), flow: fl as u32, from_client: client, raw: false, hop: 0 };
+            let next = conn.route + 1;
+            let pkt = Packet { seg, wire_len: seg.wire_len(), flow: fl as u32, from_client: client, raw: false, next };
             let id = self.packets.alloc(pkt);
             let flow = &self.flows[fl];
             let host = if client { flow.from } else { flow.to };
@@ -159,7 +155,7 @@ impl Sim {
                 q.count_ce();
             }
         }
-        let wake_all = !dir.blocked.is_empty();
+        let serve = !dir.ready.is_empty();
         self.start_tx(d, id, len);
         if let Some(c) = waiter {
             if c != NONE {
@@ -168,8 +164,8 @@ impl Sim {
                 self.update_timer(c);
             }
         }
-        if wake_all {
-            self.wake_blocked(d);
+        if serve {
+            self.serve_ready(d);
         }
     }
 

@@ -4,10 +4,11 @@
 //! Messages name the offending field as a path (`links[1].ab.queue.limit`)
 //! and say what would be accepted.
 
-use crate::config::{AppConfig, DelayModel, DirectionConfig, FqConfig, Limit, NodeKind, Qdisc, SimConfig};
+use crate::config::{AppConfig, DelayModel, DirectionConfig, FqConfig, Limit, Multipath, NodeKind, Qdisc, SimConfig};
 use crate::host::MAX_FLOWS;
-use crate::routing::{route, Adjacency};
+use crate::routing::Reachability;
 use core::fmt;
+use std::collections::HashSet;
 use tcplab_core::time::Duration;
 use tcplab_core::TcpConfig;
 
@@ -62,6 +63,9 @@ impl SimConfig {
         let n = self.nodes.len();
         for (i, node) in self.nodes.iter().enumerate() {
             let at = format!("nodes[{i}] ({:?})", node.name);
+            if node.kind == NodeKind::Host && node.multipath != Multipath::Off {
+                return Err(format!("{at}.multipath: a host does not forward; ECMP applies to switches"));
+            }
             if let Qdisc::Fq(fq) = &node.qdisc {
                 if node.kind != NodeKind::Host {
                     return Err(format!("{at}.qdisc: fq is a host qdisc; a switch's queues are its links' queues"));
@@ -92,8 +96,8 @@ impl SimConfig {
                 "{conns} client connections (flows times their repeat runs): at most {MAX_FLOWS} fit the client port range"
             ));
         }
-        let adj = Adjacency::new(n, &self.links);
-        let mut ids: Vec<&str> = Vec::with_capacity(self.flows.len());
+        let reach = Reachability::new(&self.nodes, &self.links);
+        let mut ids: HashSet<&str> = HashSet::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
             let at = format!("flows[{i}] ({:?})", f.id);
             for (what, node) in [("from", f.from), ("to", f.to)] {
@@ -111,7 +115,7 @@ impl SimConfig {
                 return Err(format!("{at}: sender and receiver are the same host ({})", f.from));
             }
             for (a, b) in [(f.from, f.to), (f.to, f.from)] {
-                if route(&self.nodes, &self.links, &adj, a, b).is_none() {
+                if !reach.connected(a, b) {
                     return Err(format!(
                         "{at}: no path from {:?} to {:?} (hosts connect through switches, never through other hosts)",
                         self.nodes[a].name, self.nodes[b].name
@@ -177,10 +181,9 @@ impl SimConfig {
                     ));
                 }
             }
-            if ids.contains(&f.id.as_str()) {
+            if !ids.insert(&f.id) {
                 return Err(format!("{at}: flow id {:?} is used twice", f.id));
             }
-            ids.push(&f.id);
         }
         Ok(())
     }

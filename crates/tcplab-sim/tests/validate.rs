@@ -98,6 +98,9 @@ fn test_invalid_new_features_are_rejected() {
     let mut c = good();
     c.nodes[1].qdisc = Qdisc::Fq(FqConfig::default());
     assert!(err(&c).contains("nodes[1] (\"s\").qdisc: fq is a host qdisc"));
+    let mut c = good();
+    c.nodes[0].multipath = Multipath::L4;
+    assert!(err(&c).contains("nodes[0] (\"a\").multipath: a host does not forward"), "{}", err(&c));
 
     let mut c = good();
     c.nodes[0].qdisc = Qdisc::Fq(FqConfig { quantum: 0, ..FqConfig::default() });
