@@ -314,21 +314,15 @@ fn chain(n: usize) -> String {
 }
 
 #[test]
-fn test_validation_is_linear_in_nodes_links_and_flows() {
+fn test_large_topologies_validate() {
     // Validation used to search the links per node per flow and the names
-    // linearly: 10,000 host pairs took 4.3 s of CPU, a 1,000-switch chain
-    // with 1,000 flows 1.5 s, both growing with the square: about 17 s
-    // and 6 s at 20,000 pairs and 2,000 switches. Linear, each takes well
-    // under a second in a release build.
-    let bound = if cfg!(debug_assertions) { 60.0 } else { 4.0 };
-    for (what, text, flows) in
-        [("20,000 pairs", host_pairs(20_000), 20_000), ("2,000-switch chain", chain(2_000), 2_000)]
-    {
-        let t = std::time::Instant::now();
+    // linearly (10,000 host pairs took 4.3 s of CPU); it is linear now.
+    // Its speed is measured in docs/PERFORMANCE.md (scenarios/scale/
+    // measure.sh), not here: this test checks that the large shapes load
+    // with every flow routed.
+    for (text, flows) in [(host_pairs(20_000), 20_000), (chain(2_000), 2_000)] {
         let sc = load_str("big.toml", &text, &[], None).unwrap();
-        let secs = t.elapsed().as_secs_f64();
         assert_eq!(sc.sim.flows.len(), flows);
-        assert!(secs < bound, "{what}: {secs:.2} s to validate");
     }
 }
 
