@@ -19,6 +19,7 @@
 use crate::error::{KernelError, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use tcplab_sim::fnv::Fnv1a64;
 
 /// What `image.json` records about an image.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -176,31 +177,21 @@ pub fn select(spec: Option<&str>) -> Result<Image> {
     Ok(img)
 }
 
-/// 64-bit FNV-1a: stable across machines and Rust versions (std's hasher
-/// is neither), enough to tell builds apart; each image also records its
-/// inputs in `image.json`.
-#[derive(Clone, Copy)]
-pub struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
+/// 64-bit FNV-1a ([`tcplab_sim::fnv`]) over fields: stable across
+/// machines and Rust versions, enough to tell builds apart; each image
+/// also records its inputs in `image.json`.
+#[derive(Clone, Copy, Default)]
+pub struct Fnv(Fnv1a64);
 
 impl Fnv {
     pub fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= b as u64;
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        self.0.write(bytes);
         // A separator, so that ("ab", "c") and ("a", "bc") differ.
-        self.0 ^= 0xff;
-        self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        self.0.write(&[0xff]);
     }
 
     pub fn hex(&self) -> String {
-        format!("{:016x}", self.0)
+        format!("{:016x}", self.0.finish())
     }
 }
 

@@ -212,36 +212,7 @@ fn expand_key(tree: &Tree, key: &str) -> std::result::Result<Vec<String>, String
     }
 }
 
-/// FNV-1a, 64 bit (Fowler, Noll, Vo; the IETF draft-eastlake-fnv
-/// constants): stable across platforms and versions, unlike `std`'s hasher.
-#[derive(Clone, Copy, Debug)]
-pub struct Fnv1a64(u64);
-
-/// FNV-1a 64-bit offset basis.
-pub const FNV64_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
-/// FNV-1a 64-bit prime.
-pub const FNV64_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-impl Fnv1a64 {
-    pub fn new() -> Fnv1a64 {
-        Fnv1a64(FNV64_OFFSET_BASIS)
-    }
-    pub fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(FNV64_PRIME);
-        }
-    }
-    pub fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-impl Default for Fnv1a64 {
-    fn default() -> Self {
-        Fnv1a64::new()
-    }
-}
+pub use tcplab_sim::fnv::Fnv1a64;
 
 #[cfg(test)]
 mod tests {

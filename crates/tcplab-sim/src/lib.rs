@@ -29,6 +29,7 @@ pub mod config;
 mod delay;
 pub mod event;
 mod flows;
+pub mod fnv;
 mod fq;
 mod hist;
 mod host;
