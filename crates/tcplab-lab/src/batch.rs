@@ -15,7 +15,7 @@
 //! journal.
 
 use crate::error::{Error, Result};
-use crate::journal::Journal;
+use crate::journal::{Journal, JournaledRun};
 use crate::metrics::{rpc_latencies, Metric, RpcLatencies};
 use crate::report::RunReport;
 use crate::runner::{self, Extras};
@@ -175,14 +175,15 @@ fn run_journaled(job: &Job, journal: Option<&Journal>) -> Result<RunRecord> {
     let needs_more = job.keep || (job.keep_rpc && job.scenario.sim.flows.iter().any(crate::metrics::is_rpc_flow));
     let journaled = journal.filter(|_| !needs_more);
     if let Some(r) = journaled.and_then(|j| j.lookup(&job.scenario_hash, &backend, job.seed, &names)) {
-        return Ok(r);
+        return Ok(RunRecord { seed: r.seed, values: r.values, traces: Vec::new(), rpc: Vec::new(), sim_s: r.sim_s });
     }
     if crate::interrupt::requested() {
         return Err(crate::interrupt::interrupted());
     }
     let r = run_one(job)?;
     if let Some(j) = journaled {
-        j.append(&job.scenario_hash, &backend, &names, &r)?;
+        let kept = JournaledRun { seed: r.seed, sim_s: r.sim_s, values: r.values.clone() };
+        j.append(&job.scenario_hash, &backend, &names, &kept)?;
     }
     Ok(r)
 }

@@ -40,13 +40,11 @@ use crate::journal::Journal;
 use crate::metrics::{self, Metric};
 use crate::overrides::{Layers, ScenarioText, Setting};
 use crate::stats::{self, Summary};
+use crate::VERSION;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
-
-/// tcplab's version, carried by every experiment output.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// One arm: a name and the overrides that make it.
 #[derive(Clone, Debug)]

@@ -105,7 +105,7 @@ impl Page {
              </body>\n</html>\n",
             esc(&self.title),
             self.body,
-            crate::compare::VERSION
+            crate::VERSION
         )
     }
 }

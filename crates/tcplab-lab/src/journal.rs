@@ -21,9 +21,8 @@
 //! Runs whose traces are needed (`--plot`, `--report`) are not journaled
 //! and always run.
 
-use crate::batch::RunRecord;
-use crate::compare::VERSION;
 use crate::error::{Error, Result};
+use crate::VERSION;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -50,6 +49,15 @@ struct RunLine {
 
 /// What identifies a run: scenario hash, backend, seed.
 type Key = (String, String, u64);
+
+/// A run as the journal holds it: its seed, simulated seconds and one
+/// value per metric of the batch, in the batch's order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JournaledRun {
+    pub seed: u64,
+    pub sim_s: f64,
+    pub values: Vec<f64>,
+}
 
 /// An open journal: the runs read from it, and the file new runs go to.
 #[derive(Debug)]
@@ -139,18 +147,18 @@ impl Journal {
         self.written.lock().map_or(0, |w| *w)
     }
 
-    /// The record of a journaled run with exactly `metrics`, if any.
-    pub fn lookup(&self, scenario_hash: &str, backend: &str, seed: u64, metrics: &[String]) -> Option<RunRecord> {
+    /// A journaled run with exactly `metrics`, if any.
+    pub fn lookup(&self, scenario_hash: &str, backend: &str, seed: u64, metrics: &[String]) -> Option<JournaledRun> {
         let (sim_s, values) = self.done.get(&(scenario_hash.to_string(), backend.to_string(), seed))?;
         if values.len() != metrics.len() {
             return None;
         }
         let values = metrics.iter().map(|m| values.get(m).copied()).collect::<Option<Vec<f64>>>()?;
-        Some(RunRecord { seed, values, traces: Vec::new(), rpc: Vec::new(), sim_s: *sim_s })
+        Some(JournaledRun { seed, sim_s: *sim_s, values })
     }
 
     /// Appends a finished run (one whole line, flushed).
-    pub fn append(&self, scenario_hash: &str, backend: &str, metrics: &[String], r: &RunRecord) -> Result<()> {
+    pub fn append(&self, scenario_hash: &str, backend: &str, metrics: &[String], r: &JournaledRun) -> Result<()> {
         let line = Line {
             kind: "run".into(),
             data: RunLine {

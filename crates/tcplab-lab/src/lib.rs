@@ -44,5 +44,8 @@ pub mod tree;
 pub mod units;
 
 pub use error::{Error, Result, EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_OK};
+
+/// tcplab's version, carried by every experiment output and journal line.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub use overrides::load;
 pub use schema::{load_str, Scenario};

@@ -40,12 +40,13 @@
 //! table (or JSON, or CSV) as the unsharded sweep, byte for byte.
 
 use crate::batch::{self, Job, Progress};
-use crate::compare::{check_jobs, check_runs, table, VERSION};
+use crate::compare::{check_jobs, check_runs, table};
 use crate::error::{Error, Result};
 use crate::journal::Journal;
 use crate::metrics::{self, Metric};
 use crate::overrides::{parse_one, split_top_level, Layers, ScenarioText, Setting};
 use crate::stats::{self, Summary};
+use crate::VERSION;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
