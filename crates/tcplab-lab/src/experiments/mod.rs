@@ -379,60 +379,43 @@ impl Reproduction<'_> {
             };
             let Some(s) = arm.summary[i].as_ref() else { continue };
             let label = if arm.name == v.arm { arm.name.clone() } else { format!("{} (patch: {})", arm.name, v.arm) };
-            let ours_median = format!("{} [{}, {}]", u.show(s.median), u.show(s.ci95[0]), u.show(s.ci95[1]));
             let show = |x: f64| u.show(x * u.scale);
+            let median_ci =
+                |s: &Summary| format!("{} [{}, {}]", u.show(s.median), u.show(s.ci95[0]), u.show(s.ci95[1]));
+            let range = |s: &Summary| format!("{} .. {}", u.show(s.min), u.show(s.max));
+            // The kernel arm set against the same patch arm: its cell of a
+            // row, shown by `what` (with its run count), when there are
+            // kernel figures at all.
             let kernel = self.kernel_arm(v.arm).map(|k| (k.name.as_str(), k.summary.get(v.metric), k.runs));
-            // The kernel's cell of a row, by what the row shows.
-            let linux = |what: &dyn Fn(&Summary, usize) -> String| match kernel {
-                Some((name, Some(ks), n)) => format!("{} ({name})", what(ks, n)),
-                _ => "-".into(),
-            };
-            let start = rows.len();
+            let mut push =
+                |statistic: String, patch: String, ours: String, what: &dyn Fn(&Summary, usize) -> String| {
+                    let mut row = vec![label.clone(), v.metric.into(), statistic, patch, ours];
+                    if self.linux.is_some() {
+                        row.push(match kernel {
+                            Some((name, Some(ks), n)) => format!("{} ({name})", what(ks, n)),
+                            _ => "-".into(),
+                        });
+                    }
+                    rows.push(row);
+                };
             match v.stat {
                 RefStat::Runs(patch) => {
                     let mut p = patch.to_vec();
                     p.sort_by(f64::total_cmp);
-                    rows.push(vec![
-                        label.clone(),
-                        v.metric.into(),
-                        format!("median of {} runs", patch.len()),
-                        show(crate::stats::median_sorted(&p)),
-                        ours_median,
-                    ]);
+                    let statistic = format!("median of {} runs", patch.len());
+                    push(statistic, show(crate::stats::median_sorted(&p)), median_ci(s), &|k, _| median_ci(k));
                     if let (Some(lo), Some(hi)) = (p.first(), p.last()) {
-                        rows.push(vec![
-                            label.clone(),
-                            v.metric.into(),
-                            "min .. max".into(),
-                            format!("{} .. {}", show(*lo), show(*hi)),
-                            format!("{} .. {}", u.show(s.min), u.show(s.max)),
-                        ]);
+                        let patch = format!("{} .. {}", show(*lo), show(*hi));
+                        push("min .. max".into(), patch, range(s), &|k, _| range(k));
                     }
                 }
-                RefStat::Median(x) => {
-                    rows.push(vec![label.clone(), v.metric.into(), "value".into(), show(x), ours_median])
-                }
+                RefStat::Median(x) => push("value".into(), show(x), median_ci(s), &|k, _| median_ci(k)),
                 RefStat::Total(x) => {
                     let sum: f64 = arm.values(i).iter().sum();
-                    rows.push(vec![
-                        label.clone(),
-                        v.metric.into(),
-                        format!("total over {} runs", arm.runs.len()),
-                        show(x),
-                        u.show(sum),
-                    ]);
-                }
-            }
-            if self.linux.is_some() {
-                for row in &mut rows[start..] {
-                    let cell = match (row[2].as_str(), v.stat) {
-                        ("min .. max", _) => linux(&|k, _| format!("{} .. {}", u.show(k.min), u.show(k.max))),
-                        (_, RefStat::Total(_)) => linux(&|k, n| format!("{} over {n} runs", u.show(k.mean * n as f64))),
-                        _ => linux(&|k, _| {
-                            format!("{} [{}, {}]", u.show(k.median), u.show(k.ci95[0]), u.show(k.ci95[1]))
-                        }),
-                    };
-                    row.push(cell);
+                    let statistic = format!("total over {} runs", arm.runs.len());
+                    push(statistic, show(x), u.show(sum), &|k, n| {
+                        format!("{} over {n} runs", u.show(k.mean * n as f64))
+                    });
                 }
             }
         }
