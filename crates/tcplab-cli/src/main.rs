@@ -885,6 +885,18 @@ fn cmd_reproduce(a: ReproduceArgs) -> Result<ExitCode, Error> {
     if backends.len() > 1 && (a.plot.is_some() || a.report.is_some()) {
         return Err(Error::at("--backend both", "--plot and --report take one backend: run each backend on its own"));
     }
+    // The kernel's column of the model's tables: this invocation's kernel
+    // runs with --backend both, else the committed results files, read
+    // before anything runs so that a bad one fails at once.
+    let model_first = matches!(backends.first(), Some(Backend::Model { .. }));
+    let kernel_runs = backends.len() > 1;
+    let mut committed = Vec::new();
+    if model_first && !kernel_runs {
+        for e in &chosen {
+            let path = experiments::kernel_column::results_path(Path::new("."), e.name);
+            committed.push(experiments::KernelColumn::load(&path, e.name)?);
+        }
+    }
     let mut prepared = Vec::new();
     for backend in backends {
         let opts = experiments::Options {
@@ -905,22 +917,13 @@ fn cmd_reproduce(a: ReproduceArgs) -> Result<ExitCode, Error> {
         let cmp = p.run(bar.as_ref())?;
         done.push(experiments::Reproduction { experiment: e, comparison: cmp, linux: None });
     }
-    // The kernel's column: this invocation's kernel runs (model runs come
-    // first, then the kernel's, experiment by experiment), else the
-    // committed results file.
-    if done.first().is_some_and(|r| r.comparison.arms.first().is_some_and(|a| a.backend == "model")) {
-        let n = chosen.len().min(done.len());
-        let (model, kernel) = done.split_at_mut(n);
+    if model_first {
+        // Model runs come first, then the kernel's, experiment by experiment.
+        let (model, kernel) = done.split_at_mut(chosen.len());
         for (i, r) in model.iter_mut().enumerate() {
             r.linux = match kernel.get(i) {
                 Some(k) => Some(experiments::KernelColumn::from_comparison(&k.comparison)),
-                None => {
-                    let name = r.experiment.name;
-                    experiments::KernelColumn::load(
-                        &experiments::kernel_column::results_path(Path::new("."), name),
-                        name,
-                    )?
-                }
+                None => committed.get_mut(i).and_then(Option::take),
             };
         }
     }
