@@ -9,14 +9,11 @@
 //! failure and exits with [`EXIT_INTERRUPTED`].
 
 use crate::error::Error;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Exit code after an interruption: 128 + SIGINT, as shells report it.
 pub const EXIT_INTERRUPTED: u8 = 130;
-
-static REQUESTED: AtomicBool = AtomicBool::new(false);
 
 /// How long after the first signal a second one ends the process at once.
 /// Sooner, it is the same request again: `timeout -s INT` signals the
@@ -24,6 +21,7 @@ static REQUESTED: AtomicBool = AtomicBool::new(false);
 /// graceful stop takes well under this.
 pub const FORCE_AFTER: Duration = Duration::from_secs(1);
 
+/// When the first request came; set once, so it also says whether one came.
 static FIRST: OnceLock<Instant> = OnceLock::new();
 
 /// Asks running work to stop at its next safe point. Returns `true` when
@@ -31,14 +29,17 @@ static FIRST: OnceLock<Instant> = OnceLock::new();
 /// asked at least [`FORCE_AFTER`] ago and has not stopped. Called from the
 /// signal-handling thread, not from a signal handler.
 pub fn request() -> bool {
-    let first = *FIRST.get_or_init(Instant::now);
-    let again = REQUESTED.swap(true, Ordering::SeqCst);
+    let mut again = true;
+    let first = *FIRST.get_or_init(|| {
+        again = false;
+        Instant::now()
+    });
     again && first.elapsed() >= FORCE_AFTER
 }
 
 /// Whether [`request`] was called.
 pub fn requested() -> bool {
-    REQUESTED.load(Ordering::SeqCst)
+    FIRST.get().is_some()
 }
 
 /// The error of work that stopped because it was interrupted.
