@@ -24,6 +24,7 @@ pub mod diff;
 pub mod error;
 pub mod experiments;
 pub mod faithfulness;
+mod field;
 pub mod html;
 pub mod input;
 pub mod interrupt;
