@@ -1,15 +1,18 @@
 //! End hosts: port assignment, the TCP demultiplexer, and NIC backpressure.
 //!
-//! **Ports.** Flow `i` (its index in `SimConfig::flows`) connects from
-//! client port [`client_port`]`(i) = 32768 + i` (the start of Linux's
-//! ephemeral range) to server port [`SERVER_PORT`] (5001, iperf's). A flow
-//! with several runs (`repeat`) uses a new client port for each later run:
-//! runs 1, 2, … of all flows take the ports after every flow's first one,
-//! in flow order (flow 0's later runs first). Ports depend only on the
-//! configuration, so they are the same every time, and every connection
-//! has a distinct 4-tuple even between the same pair of hosts. At most
-//! [`MAX_FLOWS`] connections (flows times runs) fit the port space; the
-//! demultiplexer knows every connection's 4-tuple from the start.
+//! **Ports.** Each sending host hands out client ports from 32768 (the
+//! start of Linux's ephemeral range), as its own `connect()`s would: its
+//! `i`-th flow (in `SimConfig::flows` order, counting only the flows from
+//! that host) connects from port `32768 + i` to server port
+//! [`SERVER_PORT`] (5001, iperf's). A flow with several runs (`repeat`)
+//! uses a new client port for each later run: runs 1, 2, … of the host's
+//! flows take the ports after all its flows' first ones, in flow order.
+//! Ports depend only on the configuration, so they are the same every
+//! time, and every connection has a distinct 4-tuple even between the
+//! same pair of hosts. At most [`MAX_CONNECTIONS_PER_HOST`] connections
+//! (flows times runs) start at one host, and [`MAX_FLOWS`] flows fit one
+//! run; the demultiplexer knows every connection's 4-tuple from the
+//! start.
 //!
 //! **Demultiplexing.** Each host holds a table sorted by the 4-tuple as
 //! seen locally, `(remote host, local port, remote port)`, searched by
@@ -37,28 +40,41 @@ use crate::config::NodeId;
 pub const SERVER_PORT: u16 = 5001;
 /// First client port (Linux `ip_local_port_range` starts at 32768).
 pub const FIRST_CLIENT_PORT: u16 = 32768;
-/// Most flows a run can have: client ports `32768..=65535`.
-pub const MAX_FLOWS: usize = (u16::MAX - FIRST_CLIENT_PORT) as usize + 1;
+/// Most connections (flows times runs) one host may open: client ports
+/// `32768..=65535`.
+pub const MAX_CONNECTIONS_PER_HOST: usize = (u16::MAX - FIRST_CLIENT_PORT) as usize + 1;
 
-/// Client port of flow `flow` (< [`MAX_FLOWS`]).
+/// Most flows (and connections) one run may have: a bound on memory
+/// (about 14 KB per connection pair), not on the model.
+pub const MAX_FLOWS: usize = 1 << 20;
+
+/// The `i`-th client port a host hands out (`i` <
+/// [`MAX_CONNECTIONS_PER_HOST`]).
 #[inline]
-pub fn client_port(flow: usize) -> u16 {
-    FIRST_CLIENT_PORT.wrapping_add(flow as u16)
+pub fn client_port(i: usize) -> u16 {
+    FIRST_CLIENT_PORT.wrapping_add(i as u16)
 }
 
-/// The client port of every run of every flow: run 0 of flow `f` uses
-/// [`client_port`]`(f)`, later runs take the next free ports after all
-/// flows' first ones, flow by flow.
+/// The client port of every run of every flow: run 0 of the `i`-th flow
+/// from a host uses [`client_port`]`(i)`, later runs take the host's next
+/// free ports after all its flows' first ones, flow by flow.
 pub fn client_ports(flows: &[crate::config::FlowConfig]) -> Vec<Vec<u16>> {
-    let mut next = FIRST_CLIENT_PORT as u32 + flows.len() as u32;
+    let mut firsts: std::collections::HashMap<NodeId, usize> = std::collections::HashMap::new();
+    for fc in flows {
+        *firsts.entry(fc.from).or_default() += 1;
+    }
+    // Per host: the next first port, and the next port for later runs.
+    let mut next: std::collections::HashMap<NodeId, (usize, usize)> =
+        firsts.into_iter().map(|(host, n)| (host, (0, n))).collect();
     flows
         .iter()
-        .enumerate()
-        .map(|(f, fc)| {
-            let runs = fc.repeat.runs.max(1);
-            let base = next as u16;
-            next += runs - 1;
-            (0..runs).map(|k| if k == 0 { client_port(f) } else { base.wrapping_add(k as u16 - 1) }).collect()
+        .map(|fc| {
+            let (first, later) = next.get_mut(&fc.from).expect("every flow's host was counted");
+            let runs = fc.repeat.runs.max(1) as usize;
+            let (f, l) = (*first, *later);
+            *first += 1;
+            *later += runs - 1;
+            std::iter::once(client_port(f)).chain((0..runs - 1).map(|k| client_port(l + k))).collect()
         })
         .collect()
 }
@@ -110,6 +126,6 @@ mod tests {
         assert_eq!(d.lookup(3, SERVER_PORT, client_port(2)), Some(5));
         // Right ports, wrong remote host.
         assert_eq!(d.lookup(4, SERVER_PORT, client_port(0)), None);
-        assert_eq!(client_port(MAX_FLOWS - 1), u16::MAX);
+        assert_eq!(client_port(MAX_CONNECTIONS_PER_HOST - 1), u16::MAX);
     }
 }

@@ -51,7 +51,7 @@ use crate::app::{ClientApp, RpcRecorder, ServerApp};
 use crate::config::{AppConfig, NodeId, NodeKind, Qdisc, Repeat, SimConfig};
 use crate::event::EventQueue;
 use crate::fq::{FqQdisc, NONE};
-use crate::host::{client_port, client_ports, Demux, SERVER_PORT};
+use crate::host::{client_ports, Demux, SERVER_PORT};
 use crate::link::LinkDir;
 use crate::packet::{Packet, PacketArena, PacketEvent, PacketEventKind, PacketId};
 use crate::queue::Admit;
@@ -303,6 +303,7 @@ impl Sim {
         let mut conns = Vec::with_capacity(total_conns);
         let mut demux = vec![Demux::default(); n];
         for ((f, fc), ports) in cfg.flows.iter().enumerate().zip(all_ports) {
+            let first_port = ports[0];
             let first_request = next_request;
             next_request += if per_conn { 2 * ports.len() } else { 2 };
             let route = |k: usize, side: usize| -> Result<u32, ConfigError> {
@@ -339,7 +340,7 @@ impl Sim {
                 demux[fc.to].insert(fc.from, SERVER_PORT, port, c + 1);
             }
             // Run 0's server listens from time zero.
-            let mut server = Connection::server(&fc.tcp_receiver, SERVER_PORT, client_port(f), server_iss);
+            let mut server = Connection::server(&fc.tcp_receiver, SERVER_PORT, first_port, server_iss);
             server.set_nodelay(fc.nodelay);
             if dirs[snic as usize].fq.is_some() {
                 // SK_PACING_FQ, as sch_fq sets it (see flows.rs).

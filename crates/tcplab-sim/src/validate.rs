@@ -4,11 +4,13 @@
 //! Messages name the offending field as a path (`links[1].ab.queue.limit`)
 //! and say what would be accepted.
 
-use crate::config::{AppConfig, DelayModel, DirectionConfig, FqConfig, Limit, Multipath, NodeKind, Qdisc, SimConfig};
-use crate::host::MAX_FLOWS;
+use crate::config::{
+    AppConfig, DelayModel, DirectionConfig, FqConfig, Limit, Multipath, NodeId, NodeKind, Qdisc, SimConfig,
+};
+use crate::host::{MAX_CONNECTIONS_PER_HOST, MAX_FLOWS};
 use crate::routing::Reachability;
 use core::fmt;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use tcplab_core::time::Duration;
 use tcplab_core::TcpConfig;
 
@@ -87,14 +89,22 @@ impl SimConfig {
             check_direction(&format!("{at}.ab"), &l.ab)?;
             check_direction(&format!("{at}.ba"), &l.ba)?;
         }
-        if self.flows.len() > MAX_FLOWS {
-            return Err(format!("{} flows: at most {MAX_FLOWS} fit the client port range", self.flows.len()));
-        }
         let conns: u64 = self.flows.iter().map(|f| f.repeat.runs.max(1) as u64).sum();
         if conns > MAX_FLOWS as u64 {
             return Err(format!(
-                "{conns} client connections (flows times their repeat runs): at most {MAX_FLOWS} fit the client port range"
+                "{conns} connections (flows times their repeat runs): at most {MAX_FLOWS} fit one run"
             ));
+        }
+        let mut per_host: HashMap<NodeId, u64> = HashMap::new();
+        for f in &self.flows {
+            let n = per_host.entry(f.from).or_default();
+            *n += f.repeat.runs.max(1) as u64;
+            if *n > MAX_CONNECTIONS_PER_HOST as u64 {
+                return Err(format!(
+                    "node {} opens more than {MAX_CONNECTIONS_PER_HOST} client connections (flows times their repeat runs): its client port range is full",
+                    f.from
+                ));
+            }
         }
         let reach = Reachability::new(&self.nodes, &self.links);
         let mut ids: HashSet<&str> = HashSet::with_capacity(self.flows.len());
