@@ -140,7 +140,7 @@ fn target(m: &Metric) -> &'static str {
     match m.quantity {
         Quantity::Goodput | Quantity::GoodputLast => "±5 %",
         Quantity::Counter(_) | Quantity::Reordering => "±20 % or ±5",
-        Quantity::HystartExitCwnd | Quantity::RpcLatency(_) => "±10 %",
+        Quantity::HystartExitCwnd | Quantity::RpcLatency(_) | Quantity::Fct(_) => "±10 %",
         Quantity::Jain => "±0.03",
         Quantity::ReorderingMean | Quantity::CaShare(_) => "±10 %",
     }

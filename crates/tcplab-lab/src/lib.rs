@@ -25,6 +25,8 @@ pub mod error;
 pub mod experiments;
 pub mod faithfulness;
 mod field;
+pub mod flow_sizes;
+mod generate;
 pub mod html;
 pub mod input;
 pub mod interrupt;
@@ -41,6 +43,8 @@ pub mod runner;
 pub mod schema;
 pub mod stats;
 pub mod sweep;
+pub mod topology;
+pub mod traffic;
 pub mod tree;
 pub mod units;
 

@@ -7,6 +7,7 @@
 //! | `goodput_last`, `goodput_last.FLOW` | the same over the last `run.goodput_window`, bit/s | Mbit/s |
 //! | `jain` | Jain's fairness index over the last `run.goodput_window` | index |
 //! | `rpc.p50`, `rpc.p99`, `rpc.p99.9`, `rpc.FLOW.p99`, ... | RPC latency percentile over all RPC flows or one, µs | µs |
+//! | `fct.p50`, `fct.p99`, `fct.p99.9`, `fct.FLOW.p99`, ... | flow completion time percentile over the runs of finite bulk transfers, µs | µs |
 //! | `NSTAT`, `NSTAT.FLOW` | a counter by its nstat name (`TcpRetransSegs`), all flows or one | count |
 //! | `reordering[.FLOW]` | the sender's final `tp->reordering` (largest over flows) | count |
 //! | `reordering_mean[.FLOW]` | `tp->reordering` averaged over time (needs `run.trace_interval`) | count |
@@ -47,6 +48,10 @@ pub enum Quantity {
     Jain,
     /// RPC latency at this percentile (nearest rank).
     RpcLatency(f64),
+    /// Flow completion time at this percentile (nearest rank): from a
+    /// run's connect to its last byte read, over every run of every finite
+    /// bulk transfer chosen.
+    Fct(f64),
     Counter(Mib),
     /// The sender's `tp->reordering` at the end of the run.
     Reordering,
@@ -68,6 +73,11 @@ pub struct Metric {
     pub quantity: Quantity,
     /// One flow (its id), or all flows.
     pub flow: Option<String>,
+    /// For `fct`: the indices of the flows whose runs count, the finite
+    /// bulk transfers among those chosen (decided from the scenario when
+    /// the name is parsed; run reports do not say what the application
+    /// was).
+    pub transfers: Vec<usize>,
 }
 
 /// How a metric's values are written for programs and shown to people.
@@ -105,7 +115,7 @@ impl Unit {
 /// The syntax, for error messages.
 pub const METRIC_FORMS: &str = "goodput, goodput.FLOW, goodput_last[.FLOW], jain, reordering[.FLOW], \
      reordering_mean[.FLOW], ca_share.STATE[.FLOW], hystart_exit_cwnd, rpc.p50, rpc.p99, rpc.p99.9, \
-     rpc.FLOW.p99, or a counter (nstat name, `tcplab counters`) optionally .FLOW";
+     rpc.FLOW.p99, fct.p50, fct.p99, fct.p99.9, fct.FLOW.p99, or a counter (nstat name, `tcplab counters`) optionally .FLOW";
 
 /// The flow has a request/response workload (anything but bulk).
 pub fn is_rpc_flow(f: &FlowConfig) -> bool {
@@ -153,7 +163,11 @@ impl RpcLatencies {
         }
         // Thousandths of a percent, in integers (99.9 % of 1000 is 999 exactly).
         let milli = (p.clamp(0.0, 100.0) * 1000.0).round() as u128;
-        let rank = ((milli * n as u128).div_ceil(100_000) as u64).max(1);
+        self.at_rank_us(((milli * n as u128).div_ceil(100_000) as u64).max(1))
+    }
+
+    /// The `rank`-th smallest latency (from 1), µs.
+    pub fn at_rank_us(&self, rank: u64) -> Option<f64> {
         let mut seen = 0;
         for &(v, c) in &self.points {
             seen += c;
@@ -179,6 +193,23 @@ impl RpcLatencies {
         }
         out
     }
+}
+
+/// A finite bulk transfer, whose runs have a completion time.
+pub fn is_finite_transfer(f: &FlowConfig) -> bool {
+    matches!(f.app, AppConfig::Bulk { bytes: Some(_), .. })
+}
+
+/// `p99` or `FLOW.p99` (and the other [`RPC_PERCENTILES`]): the percentile
+/// and the flow pattern, if any.
+fn percentile_suffix(rest: &str) -> Option<(f64, Option<&str>)> {
+    RPC_PERCENTILES.iter().find_map(|(suffix, p)| {
+        if rest == *suffix {
+            Some((*p, None))
+        } else {
+            rest.strip_suffix(suffix).and_then(|f| f.strip_suffix('.')).map(|f| (*p, Some(f)))
+        }
+    })
 }
 
 /// RPC latencies of flow index `flow` of a run; `None` when the simulator
@@ -235,6 +266,7 @@ impl Metric {
             Some((h, f)) => (h, Some(f)),
             None => (text, None),
         };
+        let mut transfers = Vec::new();
         let (quantity, flow) = match head {
             "goodput" => (Quantity::Goodput, flow.map(check_flow).transpose()?),
             "goodput_last" => {
@@ -246,16 +278,7 @@ impl Metric {
                 (Quantity::Jain, None)
             }
             "rpc" => {
-                let rest = flow.unwrap_or("");
-                let (pct, flow) = RPC_PERCENTILES
-                    .iter()
-                    .find_map(|(suffix, p)| {
-                        if rest == *suffix {
-                            Some((*p, None))
-                        } else {
-                            rest.strip_suffix(suffix).and_then(|f| f.strip_suffix('.')).map(|f| (*p, Some(f)))
-                        }
-                    })
+                let (pct, flow) = percentile_suffix(flow.unwrap_or(""))
                     .ok_or_else(|| err("expected rpc.p50, rpc.p99, rpc.p99.9 or rpc.FLOW.p99 (and so on)".into()))?;
                 let flow = flow.map(check_flow).transpose()?;
                 let rpc: Vec<&str> = sc.sim.flows.iter().filter(|f| is_rpc_flow(f)).map(|f| f.id.as_str()).collect();
@@ -273,6 +296,25 @@ impl Metric {
                     }
                 }
                 (Quantity::RpcLatency(pct), flow)
+            }
+            "fct" => {
+                let (pct, flow) = percentile_suffix(flow.unwrap_or(""))
+                    .ok_or_else(|| err("expected fct.p50, fct.p99, fct.p99.9 or fct.FLOW.p99 (and so on)".into()))?;
+                let flow = flow.map(check_flow).transpose()?;
+                transfers = (0..sc.sim.flows.len())
+                    .filter(|&i| {
+                        let f = &sc.sim.flows[i];
+                        is_finite_transfer(f) && flow.as_deref().map_or(true, |p| flow_matches(p, &f.id))
+                    })
+                    .collect();
+                if transfers.is_empty() {
+                    return Err(err(format!(
+                        "no finite bulk transfer (app = {{ kind = \"bulk\", bytes = ... }}) {} in {}, so no completion times",
+                        flow.as_deref().map_or(String::new(), |f| format!("matches {f:?}")),
+                        sc.name
+                    )));
+                }
+                (Quantity::Fct(pct), flow)
             }
             "reordering" => (Quantity::Reordering, flow.map(check_flow).transpose()?),
             "hystart_exit_cwnd" if flow.is_none() => (Quantity::HystartExitCwnd, None),
@@ -301,6 +343,7 @@ impl Metric {
                         "goodput_last",
                         "jain",
                         "rpc",
+                        "fct",
                         "reordering",
                         "reordering_mean",
                         "ca_share",
@@ -315,14 +358,14 @@ impl Metric {
                 }
             },
         };
-        Ok(Metric { name: text.to_string(), quantity, flow })
+        Ok(Metric { name: text.to_string(), quantity, flow, transfers })
     }
 
     pub fn unit(&self) -> Unit {
         match self.quantity {
             Quantity::Goodput | Quantity::GoodputLast => BITS_PER_SEC,
             Quantity::Jain => INDEX,
-            Quantity::RpcLatency(_) => MICROSECONDS,
+            Quantity::RpcLatency(_) | Quantity::Fct(_) => MICROSECONDS,
             Quantity::Counter(_) | Quantity::Reordering => COUNT,
             Quantity::HystartExitCwnd => Unit { decimals: 1, ..COUNT },
             Quantity::ReorderingMean => Unit { decimals: 1, ..COUNT },
@@ -341,6 +384,7 @@ impl Metric {
             Quantity::GoodputLast => format!("goodput over the last run.goodput_window, {whom}"),
             Quantity::Jain => "Jain's fairness index over the last run.goodput_window".to_string(),
             Quantity::RpcLatency(p) => format!("RPC latency p{p} of {whom}"),
+            Quantity::Fct(p) => format!("flow completion time p{p} of {whom} (finite bulk transfers)"),
             Quantity::Counter(m) => format!("{} of {whom}", m.name()),
             Quantity::Reordering => format!("final tp->reordering of {whom} (largest)"),
             Quantity::ReorderingMean => format!("time-averaged tp->reordering of {whom}"),
@@ -427,6 +471,28 @@ impl Metric {
                 } else {
                     Err(Error::msg(format!("metric {}: no trace rows", self.name)))
                 }
+            }
+            Quantity::Fct(p) => {
+                let (mut done, mut runs) = (Vec::new(), 0u64);
+                for f in self.transfers.iter().filter_map(|&i| result.flows.get(i)) {
+                    for r in &f.runs {
+                        runs += 1;
+                        if let Some(end) = r.completed_at {
+                            done.push(end.as_nanos().saturating_sub(r.start.as_nanos()));
+                        }
+                    }
+                }
+                let all = RpcLatencies::from_samples(&done);
+                let rank = ((p / 100.0 * runs as f64).ceil() as u64).max(1);
+                if rank > all.count() {
+                    return Err(Error::msg(format!(
+                        "metric {}: {} of {runs} transfers completed, so the p{p} is past the end of the run \
+                         (lengthen run.duration)",
+                        self.name,
+                        all.count()
+                    )));
+                }
+                Ok(all.at_rank_us(rank).unwrap_or(0.0))
             }
             Quantity::RpcLatency(p) => {
                 let mut all = RpcLatencies::default();

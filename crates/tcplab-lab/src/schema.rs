@@ -24,7 +24,7 @@ use tcplab_sim::config::{
     AppConfig, Blackout, DelayModel, DirectionConfig, FlowConfig, FqConfig, FqPacing, Limit, LinkConfig, LossModel,
     Multipath, NodeConfig, NodeKind, Qdisc, QueueConfig, Repeat, RpcConfig, SimConfig,
 };
-use tcplab_sim::{Reachability, FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MAX_FLOWS};
+use tcplab_sim::{Reachability, FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_CONNECTIONS_PER_HOST, MAX_DELAY, MAX_FLOWS};
 
 /// Default drop-tail limit of a queue: Linux's default `txqueuelen`.
 pub const DEFAULT_QUEUE_LIMIT: Limit = Limit::Packets(1000);
@@ -95,6 +95,10 @@ fn check_name(f: F<'_>) -> Result<String> {
 
 /// Validates a whole tree.
 pub fn validate(tree: &Tree) -> Result<Scenario> {
+    // [topology] and [traffic] stand for [[node]], [[link]] and [[flow]]
+    // tables, validated below like any others.
+    let expanded = crate::generate::expand(tree)?;
+    let tree = expanded.as_ref().unwrap_or(tree);
     let src = &tree.source;
     let root = F { src, node: &tree.root, path: "" }.table("a table")?;
     root.only(&["description", "run", "tcp", "node", "link", "flow"])?;
@@ -209,15 +213,11 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
     // [[flow]]
     let flows = array_of_tables(&root, "flow")?;
     if flows.len() > MAX_FLOWS {
-        return Err(src.error(
-            &flows[MAX_FLOWS].origin,
-            "flow",
-            format!("at most {MAX_FLOWS} flows fit the port space"),
-        ));
+        return Err(src.error(&flows[MAX_FLOWS].origin, "flow", format!("at most {MAX_FLOWS} flows fit one run")));
     }
     let mut flow_cfgs: Vec<FlowConfig> = Vec::with_capacity(flows.len());
     let mut flow_ids: HashSet<String> = HashSet::with_capacity(flows.len());
-    let mut connections: u64 = 0;
+    let (mut connections, mut per_host) = (0u64, vec![0u64; node_cfgs.len()]);
     let hosts = Hosts { names, kind_origins: &kind_origins, reach: &reach };
     for (i, fl) in flows.iter().enumerate() {
         let path = format!("flow[{i}]");
@@ -227,10 +227,21 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
             return Err(f.table("a table")?.err_at("id", format!("duplicate flow id {:?}", flow.id)));
         }
         connections += u64::from(flow.repeat.runs);
+        per_host[flow.from] += u64::from(flow.repeat.runs);
         if connections > MAX_FLOWS as u64 {
             return Err(f.table("a table")?.err_at(
                 "repeat",
-                format!("the flows need {connections} client connections (each run is one); at most {MAX_FLOWS} fit the port space"),
+                format!("the flows need {connections} connections (each run is one); at most {MAX_FLOWS} fit one run"),
+            ));
+        }
+        if per_host[flow.from] > MAX_CONNECTIONS_PER_HOST as u64 {
+            let host = &names.nodes[flow.from].name;
+            return Err(f.table("a table")?.err_at(
+                "repeat",
+                format!(
+                    "host {host:?} opens {} client connections (each run is one); at most {MAX_CONNECTIONS_PER_HOST} fit its port range",
+                    per_host[flow.from]
+                ),
             ));
         }
         flow_cfgs.push(flow);
@@ -390,7 +401,7 @@ fn flow_config(f: F<'_>, duration: Duration, hosts: Hosts<'_>, tcp_defaults: Opt
     };
     let app = t.get("app", |f| app_config(f, start))?.unwrap_or(AppConfig::Bulk { bytes: None, stop: None });
     let nodelay = t.get("nodelay", |f| f.bool01())?.unwrap_or(false);
-    let runs = t.get("repeat", |f| f.int_in(1, MAX_FLOWS as u64).map(|n| n as u32))?.unwrap_or(1);
+    let runs = t.get("repeat", |f| f.int_in(1, MAX_CONNECTIONS_PER_HOST as u64).map(|n| n as u32))?.unwrap_or(1);
     let app_time = |f: F<'_>| -> Result<Duration> {
         let d = f.time()?;
         if d > MAX_APP_TIME {
