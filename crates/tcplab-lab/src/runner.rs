@@ -24,7 +24,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use tcplab_core::time::Instant;
-use tcplab_sim::config::SimConfig;
+use tcplab_sim::config::{AppConfig, NodeKind, SimConfig};
 use tcplab_sim::result::{RunResult, TraceRow};
 use tcplab_sim::{PacketTap, Sim};
 
@@ -158,13 +158,27 @@ pub fn run_with(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
 /// as scenarios with more flows and links are slower per packet.
 pub const ESTIMATE_PACKETS_PER_SEC: f64 = 1e6;
 
-/// A rough upper estimate of a model run's wall-clock time: every link
-/// busy in one direction for the whole run with full-size (1500-byte)
-/// packets, at [`ESTIMATE_PACKETS_PER_SEC`]. Runs with idle links or
+/// A rough upper estimate of a model run's wall-clock time, at
+/// [`ESTIMATE_PACKETS_PER_SEC`]: every link busy in one direction for the
+/// whole run with full-size (1500-byte) packets; or, when every flow is a
+/// finite bulk transfer, fewer: each of its segments and an ACK crossing
+/// every switch (a bound on the path). Runs with idle links or
 /// application-limited flows take less.
 pub fn wall_estimate(sc: &Scenario) -> std::time::Duration {
-    let packets: f64 =
+    let by_links: f64 =
         sc.sim.links.iter().map(|l| l.rate_bps as f64 / (8.0 * 1500.0) * sc.sim.duration.as_secs_f64()).sum();
+    let transfers: Option<f64> = sc
+        .sim
+        .flows
+        .iter()
+        .map(|f| match f.app {
+            AppConfig::Bulk { bytes: Some(b), .. } => Some(b as f64 * f.repeat.runs.max(1) as f64),
+            _ => None,
+        })
+        .sum();
+    let hops = sc.sim.nodes.iter().filter(|n| n.kind == NodeKind::Switch).count() as f64 + 1.0;
+    let by_transfers = transfers.map_or(f64::INFINITY, |bytes| bytes / 1000.0 * 2.0 * hops);
+    let packets = by_links.min(by_transfers);
     std::time::Duration::try_from_secs_f64(packets / ESTIMATE_PACKETS_PER_SEC).unwrap_or(std::time::Duration::MAX)
 }
 

@@ -314,3 +314,21 @@ duration = "1s"
     let e = Metric::parse("--metric", "fct.p99", &sc).unwrap_err().to_string();
     assert!(e.contains("no finite bulk transfer"), "{e}");
 }
+
+#[test]
+fn test_wall_estimate_of_finite_transfers_follows_their_bytes() {
+    // The incast moves 127 x 10 x 64 KB over 12 switches: about 2 million
+    // packets, 2 s at the estimate's rate, however long the run (its
+    // links could carry 260 Gbit/s for 3 s: 65 million packets).
+    let sc = load(&repo("scenarios/leaf-spine-incast.toml"), &[], None).unwrap();
+    let est = tcplab_lab::runner::wall_estimate(&sc).as_secs_f64();
+    assert!((1.0..3.0).contains(&est), "{est} s");
+    let long = load(&repo("scenarios/leaf-spine-incast.toml"), &["run.duration=1000s".into()], None).unwrap();
+    assert_eq!(tcplab_lab::runner::wall_estimate(&long).as_secs_f64(), est);
+    // An unlimited transfer keeps the links' bound.
+    let bulk = |d: &str| {
+        let sc = load(&repo("scenarios/bulk-cubic.toml"), &[format!("run.duration={d}")], None).unwrap();
+        tcplab_lab::runner::wall_estimate(&sc).as_secs_f64()
+    };
+    assert!((bulk("1000s") / bulk("1s") - 1000.0).abs() < 1e-6);
+}
