@@ -32,6 +32,7 @@ mod window;
 #[cfg(test)]
 mod tests;
 
+use super::timer::{Timer, TimerTable};
 use crate::config::TcpConfig;
 use crate::counters::{Counters, Mib};
 use crate::rtt::{msecs_to_jiffies, usecs_to_jiffies_unclamped};
@@ -270,8 +271,8 @@ pub(crate) enum AckDecision {
     None,
     /// Send a pure ACK now.
     Now,
-    /// A delayed-ACK or SACK-compression timer holds it
-    /// ([`Receiver::delack_deadline`], [`Receiver::comp_sack_deadline`]).
+    /// A delayed-ACK or SACK-compression timer holds it (`Timer::Dack`,
+    /// `Timer::CompressedAck` in the connection's [`TimerTable`]).
     Delayed,
 }
 
@@ -410,9 +411,11 @@ fn sack_extend(sp: &mut SackBlock, seq: SeqNum, end: SeqNum) -> bool {
 ///    sent); after sending, [`on_ack_sent`](Self::on_ack_sent) with the
 ///    segment's ack number, and for segments with payload also
 ///    [`on_data_sent`](Self::on_data_sent).
-/// 5. **Timers**: [`delack_deadline`](Self::delack_deadline) →
-///    [`on_delack_timer`](Self::on_delack_timer), and
-///    [`comp_sack_deadline`](Self::comp_sack_deadline) →
+/// 5. **Timers**: the receiver arms and disarms `Timer::Dack` and
+///    `Timer::CompressedAck` in the connection's [`TimerTable`] (passed to
+///    the methods that may change them), so the connection's
+///    `poll_timeout` has one source. When one expires call
+///    [`on_delack_timer`](Self::on_delack_timer) or
 ///    [`on_comp_sack_timer`](Self::on_comp_sack_timer); `true` means send
 ///    an ACK now. Spurious calls are no-ops.
 /// 6. **Application reads**: [`read`](Self::read); `ack_now` in its result
@@ -510,7 +513,6 @@ pub(crate) struct Receiver {
     compressed_ack: u32,
     compressed_ack_rcv_nxt: SeqNum,
     dup_ack_counter: u32,
-    comp_deadline: Option<Instant>,
 
     // ---- delayed ACK (icsk_ack) ----
     /// `ICSK_ACK_*` bits.
@@ -521,10 +523,9 @@ pub(crate) struct Receiver {
     pingpong: u8,
     /// ACK timeout estimate, jiffies; 0 until the first data.
     ato: u32,
-    /// Delayed-ACK deadline, jiffies.
+    /// Delayed-ACK deadline, jiffies (`icsk_ack.timeout`); the timer
+    /// itself is `Timer::Dack`, armed while `ICSK_ACK_TIMER` is set.
     timeout: u32,
-    /// `timeout` as an instant, while `ICSK_ACK_TIMER` is set.
-    delack_at: Option<Instant>,
     /// ≤ v4.17 DCTCP's `delayed_ack_reserved`: `tcp_send_delayed_ack` ran
     /// and no `tcp_send_ack` since (see `RcvKnobs::special_ack_keeps_delack`).
     delayed_ack_reserved: bool,
@@ -620,13 +621,11 @@ impl Receiver {
             compressed_ack: 0,
             compressed_ack_rcv_nxt: SeqNum(0),
             dup_ack_counter: 0,
-            comp_deadline: None,
             pending: 0,
             quick: 0,
             pingpong: 0,
             ato: 0,
             timeout: 0,
-            delack_at: None,
             delayed_ack_reserved: false,
             lrcvtime: 0,
             lsndtime: 0,
@@ -843,6 +842,7 @@ impl Receiver {
         now: Instant,
         seg: &SegmentRepr,
         env: &RcvEnv,
+        timers: &mut TimerTable,
         mib: &mut Counters,
     ) -> RcvOutcome {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_established
@@ -870,7 +870,7 @@ impl Receiver {
         // (tcp_rcv_state_process in CLOSE-WAIT/CLOSING/LAST-ACK).
         let after_fin = self.fin_received && !seq.before(self.rcv_nxt);
         if seq != end_seq && !after_fin {
-            self.data_queue(now, seg, seq, end_seq, env, mib, &mut out);
+            self.data_queue(now, seg, seq, end_seq, env, timers, mib, &mut out);
         }
         out.dsack = self.dsack_this_seg;
         out
@@ -912,6 +912,7 @@ impl Receiver {
         seq: SeqNum,
         end_seq: SeqNum,
         env: &RcvEnv,
+        timers: &mut TimerTable,
         mib: &mut Counters,
         out: &mut RcvOutcome,
     ) {
@@ -958,7 +959,7 @@ impl Receiver {
             self.queue_and_out(now, seg, seq, end_seq, env, mib, out);
             return;
         }
-        self.data_queue_ofo(seg, seq, end_seq, env, mib, out);
+        self.data_queue_ofo(seg, seq, end_seq, env, timers, mib, out);
     }
 
     /// `tcp_data_queue`'s `out_of_window` exit: drop, and ACK quickly so
@@ -1283,12 +1284,14 @@ impl Receiver {
     /// sorted and disjoint; overlaps are D-SACKed as Linux does while it
     /// walks its rb-tree (the first overlap sets the block, later ones only
     /// extend a touching block), and the SACK blocks are updated.
+    #[allow(clippy::too_many_arguments)]
     fn data_queue_ofo(
         &mut self,
         seg: &SegmentRepr,
         seq: SeqNum,
         end_seq: SeqNum,
         env: &RcvEnv,
+        timers: &mut TimerTable,
         mib: &mut Counters,
         out: &mut RcvOutcome,
     ) {
@@ -1338,7 +1341,7 @@ impl Receiver {
             kept = self.ofo_insert(new, mib);
         }
         if self.sack_ok {
-            self.sack_new_ofo_skb(seq, end_seq, mib, out);
+            self.sack_new_ofo_skb(seq, end_seq, timers, mib, out);
         }
         if !kept {
             out.dropped = true;
@@ -1440,7 +1443,7 @@ impl Receiver {
     /// move back, in quick-ACK mode, when `ICSK_ACK_NOW` is pending, or for
     /// out-of-order data (the first three dup-ACKs per `rcv_nxt`; later ones
     /// are compressed for min(1 ms, 5 % of RTT)); otherwise delay it.
-    pub(crate) fn ack_snd_check(&mut self, now: Instant, env: &RcvEnv) -> AckDecision {
+    pub(crate) fn ack_snd_check(&mut self, now: Instant, env: &RcvEnv, timers: &mut TimerTable) -> AckDecision {
         //= linux:v6.13:net/ipv4/tcp_input.c#__tcp_ack_snd_check
         if self.pending & ICSK_ACK_SCHED == 0 {
             // "We sent a data segment already."
@@ -1453,7 +1456,7 @@ impl Receiver {
             return AckDecision::Now;
         }
         if self.ofo.is_empty() {
-            return self.send_delayed_ack(now, env);
+            return self.send_delayed_ack(now, env, timers);
         }
         if !self.sack_ok || self.knobs.comp_sack_nr == 0 || self.compressed_ack >= self.knobs.comp_sack_nr {
             return AckDecision::Now;
@@ -1467,7 +1470,7 @@ impl Receiver {
             return AckDecision::Now;
         }
         self.compressed_ack += 1;
-        if self.comp_deadline.is_some() {
+        if timers.is_set(Timer::CompressedAck) {
             return AckDecision::Delayed;
         }
         // "compress ack timer : 5 % of rtt, but no more than
@@ -1478,7 +1481,7 @@ impl Receiver {
             rtt8 = srtt8;
         }
         let delay_ns = self.knobs.comp_sack_delay_ns.min(rtt8 * (1000 >> 3) / 20);
-        self.comp_deadline = Some(now + Duration::from_nanos(delay_ns));
+        timers.set(Timer::CompressedAck, now + Duration::from_nanos(delay_ns));
         AckDecision::Delayed
     }
 
@@ -1486,7 +1489,7 @@ impl Receiver {
     /// by 200 ms (interactive or pushed) or 500 ms, and by max(srtt, 40 ms).
     /// An already armed timer keeps its earlier deadline, and "If delack
     /// timer is about to expire, send ACK now".
-    fn send_delayed_ack(&mut self, now: Instant, env: &RcvEnv) -> AckDecision {
+    fn send_delayed_ack(&mut self, now: Instant, env: &RcvEnv, timers: &mut TimerTable) -> AckDecision {
         //= linux:v6.13:net/ipv4/tcp_output.c#tcp_send_delayed_ack
         // ≤ v4.17: tcp_ca_event(sk, CA_EVENT_DELAYED_ACK), even when the ACK
         // then goes at once.
@@ -1527,29 +1530,21 @@ impl Receiver {
         }
         self.pending |= ICSK_ACK_SCHED | ICSK_ACK_TIMER;
         self.timeout = timeout;
-        self.delack_at = Some(self.jiffies_to_instant(now, timeout));
+        timers.set(Timer::Dack, self.jiffies_to_instant(now, timeout));
         AckDecision::Delayed
-    }
-
-    /// Deadline of the delayed-ACK timer (`ICSK_TIME_DACK`).
-    pub(crate) fn delack_deadline(&self) -> Option<Instant> {
-        if self.pending & ICSK_ACK_TIMER != 0 {
-            self.delack_at
-        } else {
-            None
-        }
-    }
-
-    /// Deadline of the SACK-compression hrtimer (`compressed_ack_timer`).
-    pub(crate) fn comp_sack_deadline(&self) -> Option<Instant> {
-        self.comp_deadline
     }
 
     /// `tcp_delack_timer_handler`: the delayed ACK is due. A missed delayed
     /// ACK means `ato` was too short: double it (up to the RTO); in pingpong
     /// mode leave it and restart from 40 ms. Counts `DelayedACKs`; `true` =
     /// send an ACK now.
-    pub(crate) fn on_delack_timer(&mut self, now: Instant, env: &RcvEnv, mib: &mut Counters) -> bool {
+    pub(crate) fn on_delack_timer(
+        &mut self,
+        now: Instant,
+        env: &RcvEnv,
+        timers: &mut TimerTable,
+        mib: &mut Counters,
+    ) -> bool {
         //= linux:v6.13:net/ipv4/tcp_timer.c#tcp_delack_timer_handler
         if self.pending & ICSK_ACK_TIMER == 0 {
             return false;
@@ -1559,7 +1554,7 @@ impl Receiver {
             return false;
         }
         self.pending &= !ICSK_ACK_TIMER;
-        self.delack_at = None;
+        timers.stop(Timer::Dack);
         if self.pending & ICSK_ACK_SCHED == 0 {
             return false;
         }
@@ -1578,13 +1573,13 @@ impl Receiver {
 
     /// `tcp_compressed_ack_kick`: the SACK-compression delay is over; send
     /// one ACK standing for the compressed ones. `true` = send now.
-    pub(crate) fn on_comp_sack_timer(&mut self, now: Instant) -> bool {
+    pub(crate) fn on_comp_sack_timer(&mut self, now: Instant, timers: &mut TimerTable) -> bool {
         //= linux:v6.13:net/ipv4/tcp_timer.c#tcp_compressed_ack_kick
-        match self.comp_deadline {
+        match timers.get(Timer::CompressedAck) {
             Some(d) if d <= now => {}
             _ => return false,
         }
-        self.comp_deadline = None;
+        timers.stop(Timer::CompressedAck);
         if self.compressed_ack > 0 {
             // "Since we have to send one ack finally, subtract one from
             // tp->compressed_ack to keep LINUX_MIB_TCPACKCOMPRESSED accurate."
@@ -1597,12 +1592,12 @@ impl Receiver {
     /// `tcp_sack_compress_send_ack`, called where a SACK block is about to
     /// move past the first two: flush the compressed ACK now, with the SACK
     /// option as it stands.
-    fn sack_compress_send_ack(&mut self, mib: &mut Counters, out: &mut RcvOutcome) {
+    fn sack_compress_send_ack(&mut self, timers: &mut TimerTable, mib: &mut Counters, out: &mut RcvOutcome) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_sack_compress_send_ack
         if self.compressed_ack == 0 {
             return;
         }
-        self.comp_deadline = None;
+        timers.stop(Timer::CompressedAck);
         mib_add(mib, self.extra_mib.ack_compressed, (self.compressed_ack - 1) as u64);
         self.compressed_ack = 0;
         let mut snap = SackSnapshot { blocks: [SackBlock::default(); TCP_NUM_SACKS + 1], len: 0 };
@@ -1720,13 +1715,20 @@ impl Receiver {
     /// (`tcp_dec_quickack_mode`: "Leaving quickack mode we deflate ATO")
     /// and cancels the delayed ACK. `pcount` is the segment's GSO count
     /// (used before v6.6).
-    pub(crate) fn on_ack_sent(&mut self, now: Instant, ack: SeqNum, pcount: u32, mib: &mut Counters) {
+    pub(crate) fn on_ack_sent(
+        &mut self,
+        now: Instant,
+        ack: SeqNum,
+        pcount: u32,
+        timers: &mut TimerTable,
+        mib: &mut Counters,
+    ) {
         //= linux:v6.13:net/ipv4/tcp_output.c#tcp_event_ack_sent
         let _ = now;
         if self.compressed_ack > 0 {
             mib_add(mib, self.extra_mib.ack_compressed, self.compressed_ack as u64);
             self.compressed_ack = 0;
-            self.comp_deadline = None;
+            timers.stop(Timer::CompressedAck);
         }
         if ack != self.rcv_nxt && self.knobs.special_ack_keeps_delack {
             // "Special ACK sent by DCTCP to reflect ECN"
@@ -1743,7 +1745,7 @@ impl Receiver {
         }
         // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)
         self.pending = 0;
-        self.delack_at = None;
+        timers.stop(Timer::Dack);
     }
 
     /// `tcp_event_data_sent`: a reply sent within `ato` of the data it

@@ -40,7 +40,14 @@ impl Receiver {
     /// `tcp_sack_new_ofo_skb`: record `[seq, end)` as the most recent SACK
     /// block, merging it into a block it touches (moved to the front) or
     /// pushing a new block in front and forgetting the oldest of four.
-    pub(super) fn sack_new_ofo_skb(&mut self, seq: SeqNum, end: SeqNum, mib: &mut Counters, out: &mut RcvOutcome) {
+    pub(super) fn sack_new_ofo_skb(
+        &mut self,
+        seq: SeqNum,
+        end: SeqNum,
+        timers: &mut TimerTable,
+        mib: &mut Counters,
+        out: &mut RcvOutcome,
+    ) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_sack_new_ofo_skb
         let cur = (self.num_sacks as usize).min(TCP_NUM_SACKS);
         if cur == 0 {
@@ -51,7 +58,7 @@ impl Receiver {
         for i in 0..cur {
             if sack_extend(&mut self.selective_acks[i], seq, end) {
                 if i >= TCP_SACK_BLOCKS_EXPECTED {
-                    self.sack_compress_send_ack(mib, out);
+                    self.sack_compress_send_ack(timers, mib, out);
                 }
                 // "Rotate this_sack to the first one."
                 self.selective_acks[..=i].rotate_right(1);
@@ -62,7 +69,7 @@ impl Receiver {
             }
         }
         if cur >= TCP_SACK_BLOCKS_EXPECTED {
-            self.sack_compress_send_ack(mib, out);
+            self.sack_compress_send_ack(timers, mib, out);
         }
         // "If the sack array is full, forget about the last one."
         let keep = cur.min(TCP_NUM_SACKS - 1);

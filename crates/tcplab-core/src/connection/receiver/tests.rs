@@ -51,6 +51,8 @@ fn syn_opts(ts: bool, wscale: Option<u8>) -> TcpOptions {
 /// A receiver plus the pieces of a connection that drive it.
 struct Harness {
     r: Receiver,
+    /// The connection's timer table, where the receiver arms its ACK timers.
+    timers: TimerTable,
     mib: Counters,
     now: Instant,
     env: RcvEnv,
@@ -70,6 +72,7 @@ impl Harness {
         r.on_established(Instant::ZERO);
         Harness {
             r,
+            timers: TimerTable::default(),
             mib: Counters::default(),
             now: Instant::ZERO,
             env: RcvEnv { srtt_us: 40_000, rto: Duration::from_millis(240), ..RcvEnv::default() },
@@ -111,13 +114,15 @@ impl Harness {
     }
 
     fn run_timers(&mut self) {
-        if self.r.delack_deadline().is_some_and(|d| d <= self.now) {
+        if self.timers.get(Timer::Dack).is_some_and(|d| d <= self.now) {
             let env = self.env;
-            if self.r.on_delack_timer(self.now, &env, &mut self.mib) {
+            if self.r.on_delack_timer(self.now, &env, &mut self.timers, &mut self.mib) {
                 self.emit_ack();
             }
         }
-        if self.r.comp_sack_deadline().is_some_and(|d| d <= self.now) && self.r.on_comp_sack_timer(self.now) {
+        if self.timers.get(Timer::CompressedAck).is_some_and(|d| d <= self.now)
+            && self.r.on_comp_sack_timer(self.now, &mut self.timers)
+        {
             self.emit_ack();
         }
     }
@@ -128,7 +133,7 @@ impl Harness {
         let tsval = self.tsval();
         self.r.fill_ack(&mut a, tsval);
         self.r.on_send_ack();
-        self.r.on_ack_sent(self.now, a.ack, 1, &mut self.mib);
+        self.r.on_ack_sent(self.now, a.ack, 1, &mut self.timers, &mut self.mib);
         self.sent.push(a);
     }
 
@@ -139,11 +144,11 @@ impl Harness {
         self.env.tsval_now = self.tsval();
         let env = self.env;
         assert!(self.r.acceptable(&seg) || seg.payload_len == 0, "test segment outside the window: {seg:?}");
-        let out = self.r.on_segment(self.now, &seg, &env, &mut self.mib);
+        let out = self.r.on_segment(self.now, &seg, &env, &mut self.timers, &mut self.mib);
         if out.ack_now {
             self.emit_ack();
         }
-        let d = self.r.ack_snd_check(self.now, &env);
+        let d = self.r.ack_snd_check(self.now, &env, &mut self.timers);
         if d == AckDecision::Now {
             self.emit_ack();
         }
@@ -153,7 +158,7 @@ impl Harness {
                 self.emit_ack();
             }
         }
-        sanity(&self.r);
+        sanity(&self.r, &self.timers);
         (out, d)
     }
 
@@ -195,7 +200,7 @@ macro_rules! recv_nothing {
 
 /// Invariants that must hold after every input.
 #[track_caller]
-fn sanity(r: &Receiver) {
+fn sanity(r: &Receiver, timers: &TimerTable) {
     let mut prev: Option<(SeqNum, bool)> = None;
     let mut sum = 0;
     for o in &r.ofo {
@@ -216,6 +221,8 @@ fn sanity(r: &Receiver) {
     }
     assert!(r.rcv_wscale <= TCP_MAX_WSCALE);
     assert!(r.rcv_mss >= 1);
+    // The delayed-ACK timer is armed exactly while ICSK_ACK_TIMER is set.
+    assert_eq!(timers.is_set(Timer::Dack), r.pending & ICSK_ACK_TIMER != 0, "ICSK_ACK_TIMER vs Timer::Dack");
 }
 
 fn sacks(seg: &SegmentRepr) -> Vec<(u32, u32)> {
@@ -322,7 +329,7 @@ fn test_syn_sent_wrapped_isn() {
     let env = RcvEnv::default();
     let mut mib = Counters::default();
     let seg = SegmentRepr { seq: SeqNum(0), payload_len: 100, ..SEND_TEMPL };
-    let out = r.on_segment(Instant::ZERO, &seg, &env, &mut mib);
+    let out = r.on_segment(Instant::ZERO, &seg, &env, &mut TimerTable::default(), &mut mib);
     assert_eq!(out.delivered, 100);
     assert_eq!(r.rcv_nxt(), SeqNum(100));
 }
@@ -361,13 +368,13 @@ fn test_established_data_quickack_budget() {
     // Each ACK of new data spends one; a pure data send spends none (≥ v6.6).
     h.r.pending = 0;
     let q = h.r.quick;
-    h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 10, &mut h.mib);
+    h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 10, &mut h.timers, &mut h.mib);
     assert_eq!(h.r.quick, q);
     // Leaving quick-ACK mode deflates ato.
     h.r.quick = 1;
     h.r.ato = 100;
     h.r.pending = ICSK_ACK_SCHED;
-    h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 1, &mut h.mib);
+    h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 1, &mut h.timers, &mut h.mib);
     assert_eq!((h.r.quick, h.r.ato), (0, 40));
 }
 
@@ -376,7 +383,7 @@ fn test_established_data_quickack_pcount_legacy() {
     // Before v6.6 an ACK spent the outgoing skb's pcount.
     let mut h = Harness::server_with(&TcpConfig::preset("v4.17").unwrap(), true);
     h.r.quick = 8;
-    h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 3, &mut h.mib);
+    h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 3, &mut h.timers, &mut h.mib);
     assert_eq!(h.r.quick, 5);
 }
 
@@ -424,7 +431,7 @@ fn test_established_data_lone_segment_delack_40ms() {
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
     recv_nothing!(h);
-    assert_eq!(h.r.delack_deadline(), Some(Instant::from_millis(140)));
+    assert_eq!(h.timers.get(Timer::Dack), Some(Instant::from_millis(140)));
     h.set_time(Instant::from_micros(139_999));
     recv_nothing!(h);
     h.set_time(Instant::from_millis(140));
@@ -433,9 +440,9 @@ fn test_established_data_lone_segment_delack_40ms() {
     assert_eq!(h.mib.get(Mib::TcpExtDelayedACKs), 1);
     // "Delayed ACK missed: inflate ATO." (bounded by the RTO)
     assert_eq!(h.r.ato(), Duration::from_millis(80));
-    assert_eq!(h.r.delack_deadline(), None);
+    assert_eq!(h.timers.get(Timer::Dack), None);
     // A spurious timer call is a no-op.
-    assert!(!h.r.on_delack_timer(h.now, &h.env.clone(), &mut h.mib));
+    assert!(!h.r.on_delack_timer(h.now, &h.env.clone(), &mut h.timers, &mut h.mib));
 }
 
 #[test]
@@ -489,7 +496,7 @@ fn test_established_data_delack_bounded_by_srtt() {
     assert_eq!(d, AckDecision::Delayed);
     // ato (here re-estimated to min(ato/2 + gap, rto)) is bounded by
     // max(srtt, 40 ms) = 70 ms.
-    assert_eq!(h.r.delack_deadline(), Some(t0 + Duration::from_millis(70)));
+    assert_eq!(h.timers.get(Timer::Dack), Some(t0 + Duration::from_millis(70)));
 }
 
 #[test]
@@ -543,15 +550,15 @@ fn test_established_data_piggyback_cancels_ack() {
     let seg = h.data(0, MSS);
     h.env.tsval_now = 0;
     let env = h.env;
-    let out = h.r.on_segment(h.now, &seg, &env, &mut h.mib);
+    let out = h.r.on_segment(h.now, &seg, &env, &mut h.timers, &mut h.mib);
     assert!(!out.ack_now);
     // We send data first: it carries the ACK.
     let mut d = RECV_TEMPL;
     d.payload_len = 500;
     h.r.fill_ack(&mut d, 0);
-    h.r.on_ack_sent(h.now, d.ack, 1, &mut h.mib);
+    h.r.on_ack_sent(h.now, d.ack, 1, &mut h.timers, &mut h.mib);
     h.r.on_data_sent(h.now);
-    assert_eq!(h.r.ack_snd_check(h.now, &env), AckDecision::None);
+    assert_eq!(h.r.ack_snd_check(h.now, &env, &mut h.timers), AckDecision::None);
 }
 
 // ===========================================================================
@@ -666,7 +673,7 @@ fn test_established_ofo_sack_compression() {
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
     recv_nothing!(h);
-    assert_eq!(h.r.comp_sack_deadline(), Some(h.now + Duration::from_millis(1)));
+    assert_eq!(h.timers.get(Timer::CompressedAck), Some(h.now + Duration::from_millis(1)));
     // A new block beyond the first two flushes it first, with the SACK
     // option as it was (tcp_sack_compress_send_ack).
     let seg = h.data(10 * MSS, MSS);
@@ -908,14 +915,14 @@ fn dctcp_ce_change_after_piggyback(preset: &str) -> (bool, AckDecision, Harness)
     let mut reply = RECV_TEMPL;
     reply.payload_len = 100;
     h.r.fill_ack(&mut reply, 0);
-    h.r.on_ack_sent(h.now, reply.ack, 1, &mut h.mib);
-    assert!(h.r.delack_deadline().is_none());
+    h.r.on_ack_sent(h.now, reply.ack, 1, &mut h.timers, &mut h.mib);
+    assert!(h.timers.get(Timer::Dack).is_none());
     // The next segment is CE-marked: CE state 0 → 1.
     let prior_rcv_nxt = h.r.rcv_nxt();
     h.advance(Duration::from_millis(1));
     let seg = SegmentRepr { ecn: Ecn::Ce, ..h.data(2 * MSS, MSS) };
     let env = h.env;
-    let out = h.r.on_segment(h.now, &seg, &env, &mut h.mib);
+    let out = h.r.on_segment(h.now, &seg, &env, &mut h.timers, &mut h.mib);
     assert_eq!(out.ce, Some(true));
     let special = h.r.dctcp_prior_ack_due();
     if special {
@@ -924,10 +931,10 @@ fn dctcp_ce_change_after_piggyback(preset: &str) -> (bool, AckDecision, Harness)
         h.r.fill_ack(&mut a, 0);
         a.ack = prior_rcv_nxt;
         h.r.on_send_ack();
-        h.r.on_ack_sent(h.now, a.ack, 1, &mut h.mib);
+        h.r.on_ack_sent(h.now, a.ack, 1, &mut h.timers, &mut h.mib);
     }
     h.r.set_demand_cwr(true);
-    let d = h.r.ack_snd_check(h.now, &env);
+    let d = h.r.ack_snd_check(h.now, &env, &mut h.timers);
     (special, d, h)
 }
 
@@ -941,7 +948,7 @@ fn test_established_dctcp_v417_special_ack_cancels_the_segments_ack() {
     let (special, d, h) = dctcp_ce_change_after_piggyback("v4.17");
     assert!(special);
     assert_eq!(d, AckDecision::None);
-    assert!(h.r.delack_deadline().is_none(), "no delayed ACK is armed either");
+    assert!(h.timers.get(Timer::Dack).is_none(), "no delayed ACK is armed either");
     assert!(!h.r.ack_scheduled());
 }
 
@@ -967,9 +974,9 @@ fn test_established_special_ack_below_rcv_nxt_keeps_pending_ack() {
     let seg = h.data(MSS, MSS);
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
-    let deadline = h.r.delack_deadline();
-    h.r.on_ack_sent(h.now, IRS + 1 + MSS, 1, &mut h.mib);
-    assert_eq!(h.r.delack_deadline(), deadline);
+    let deadline = h.timers.get(Timer::Dack);
+    h.r.on_ack_sent(h.now, IRS + 1 + MSS, 1, &mut h.timers, &mut h.mib);
+    assert_eq!(h.timers.get(Timer::Dack), deadline);
     assert!(h.r.ack_scheduled());
 }
 
@@ -1228,6 +1235,7 @@ fn fuzz_one(seed: u64, steps: usize) {
     r.on_syn(now, irs, &opts, rng.one_in(2));
     r.on_established(now);
     let mut mib = Counters::default();
+    let mut timers = TimerTable::default();
     for _ in 0..steps {
         now += Duration::from_nanos((rng.next() % 50_000_000) as u64);
         let env = RcvEnv {
@@ -1245,9 +1253,9 @@ fn fuzz_one(seed: u64, steps: usize) {
                 if r.paws_reject(&seg) || !r.acceptable(&seg) {
                     r.on_unacceptable(now, &seg, &mut mib);
                 } else {
-                    r.on_segment(now, &seg, &env, &mut mib);
+                    r.on_segment(now, &seg, &env, &mut timers, &mut mib);
                 }
-                r.ack_snd_check(now, &env);
+                r.ack_snd_check(now, &env, &mut timers);
             }
             6 => {
                 let mut a = RECV_TEMPL;
@@ -1256,7 +1264,7 @@ fn fuzz_one(seed: u64, steps: usize) {
                 }
                 r.fill_ack(&mut a, rng.next());
                 assert!(a.options.wire_len() <= 40 + 4);
-                r.on_ack_sent(now, a.ack, rng.next() % 64, &mut mib);
+                r.on_ack_sent(now, a.ack, rng.next() % 64, &mut timers, &mut mib);
                 if rng.one_in(2) {
                     r.on_data_sent(now);
                 }
@@ -1265,17 +1273,17 @@ fn fuzz_one(seed: u64, steps: usize) {
                 r.read(now, rng.next() as u64);
             }
             8 => {
-                r.on_delack_timer(now, &env, &mut mib);
-                r.on_comp_sack_timer(now);
+                r.on_delack_timer(now, &env, &mut timers, &mut mib);
+                r.on_comp_sack_timer(now, &mut timers);
             }
             _ => {
-                if let Some(d) = r.delack_deadline() {
+                if let Some(d) = timers.get(Timer::Dack) {
                     now = now.max(d);
-                    r.on_delack_timer(now, &env, &mut mib);
+                    r.on_delack_timer(now, &env, &mut timers, &mut mib);
                 }
             }
         }
-        sanity(&r);
+        sanity(&r, &timers);
     }
 }
 
