@@ -23,9 +23,6 @@
 //!   on jiffies derived from it ([`Instant::jiffies32`]) as Linux does, so
 //!   a 40 ms timer armed mid-jiffy fires on the jiffy boundary.
 
-// Accessors and congestion-control hooks: the connection uses a subset.
-#![allow(dead_code)]
-
 mod sack;
 mod window;
 
@@ -478,8 +475,6 @@ pub(crate) struct Receiver {
     ofo: Vec<OfoRange>,
     /// Sum of `ofo[].truesize`, bytes.
     ofo_truesize: u64,
-    /// `tp->rcv_ooopack`.
-    rcv_ooopack: u32,
 
     // ---- receive-buffer autotuning (DRS) ----
     /// `rcvq_space.space`, bytes.
@@ -605,7 +600,6 @@ impl Receiver {
             rcvq_truesize: 0,
             ofo: Vec::new(),
             ofo_truesize: 0,
-            rcv_ooopack: 0,
             rcvq_space: 0,
             rcvq_seq: SeqNum(0),
             rcvq_time: Instant::ZERO,
@@ -1304,7 +1298,6 @@ impl Receiver {
             return;
         }
         self.pending |= ICSK_ACK_SCHED;
-        self.rcv_ooopack = self.rcv_ooopack.wrapping_add(1);
         mib.inc(Mib::TcpExtTCPOFOQueue);
         out.ofo = true;
         let fin = seg.flags.fin();
@@ -1952,11 +1945,6 @@ impl Receiver {
         }
     }
 
-    /// `inet_csk_ack_scheduled`: an ACK is owed.
-    pub(crate) fn ack_scheduled(&self) -> bool {
-        self.pending & ICSK_ACK_SCHED != 0
-    }
-
     // ------------------------------------------------------------------
     // Getters
     // ------------------------------------------------------------------
@@ -1976,10 +1964,6 @@ impl Receiver {
     pub(crate) fn bytes_received(&self) -> u64 {
         self.bytes_received
     }
-    /// `rx_opt.ts_recent`: the TSecr we echo.
-    pub(crate) fn ts_recent(&self) -> u32 {
-        self.ts_recent
-    }
     /// `icsk_ack.rcv_mss` (`tcpi_rcv_mss`).
     pub(crate) fn rcv_mss(&self) -> u32 {
         self.rcv_mss
@@ -1988,61 +1972,6 @@ impl Receiver {
     pub(crate) fn rcv_wnd(&self) -> u32 {
         self.rcv_wnd
     }
-    /// Our window-scale shift.
-    pub(crate) fn rcv_wscale(&self) -> u8 {
-        self.rcv_wscale
-    }
-    /// `tcpi_rcv_ssthresh`.
-    pub(crate) fn rcv_ssthresh(&self) -> u32 {
-        self.rcv_ssthresh
-    }
-    pub(crate) fn window_clamp(&self) -> u32 {
-        self.window_clamp
-    }
-    /// `sk_rcvbuf`, bytes.
-    pub(crate) fn rcvbuf(&self) -> u32 {
-        self.rcvbuf
-    }
-    /// `tp->advmss`, bytes.
-    pub(crate) fn advmss(&self) -> u32 {
-        self.advmss
-    }
-    pub(crate) fn sack_ok(&self) -> bool {
-        self.sack_ok
-    }
-    pub(crate) fn tstamp_ok(&self) -> bool {
-        self.tstamp_ok
-    }
-    /// `TCP_ECN_DEMAND_CWR`: ECE is being echoed.
-    pub(crate) fn demand_cwr(&self) -> bool {
-        self.demand_cwr
-    }
-    /// `tcpi_rcv_rtt`, µs (unscaled).
-    pub(crate) fn rcv_rtt_us(&self) -> u32 {
-        self.rcv_rtt_us >> 3
-    }
-    /// `tcpi_rcv_space`, bytes.
-    pub(crate) fn rcv_space(&self) -> u32 {
-        self.rcvq_space
-    }
-    /// `tcpi_rcv_ooopack`.
-    pub(crate) fn rcv_ooopack(&self) -> u32 {
-        self.rcv_ooopack
-    }
-    /// Bytes held in the out-of-order queue.
-    pub(crate) fn ofo_bytes(&self) -> u64 {
-        self.ofo.iter().map(|r| (r.end - r.start) as u64).sum()
-    }
-    /// `icsk_ack.ato`, as a duration.
-    pub(crate) fn ato(&self) -> Duration {
-        Duration::from_nanos(self.ato as u64 * 1_000_000_000 / self.hz as u64)
-    }
-    /// The SACK blocks the next ACK would carry after a D-SACK (most recent
-    /// first).
-    pub(crate) fn sack_blocks(&self) -> &[SackBlock] {
-        &self.selective_acks[..(self.num_sacks as usize).min(TCP_NUM_SACKS)]
-    }
-
     // ------------------------------------------------------------------
     // Clocks
     // ------------------------------------------------------------------

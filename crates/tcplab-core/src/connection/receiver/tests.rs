@@ -182,6 +182,55 @@ impl Harness {
     }
 }
 
+/// Views of the receiver's state for the assertions below; the connection
+/// needs none of them.
+impl Receiver {
+    /// `inet_csk_ack_scheduled`: an ACK is owed.
+    fn ack_scheduled(&self) -> bool {
+        self.pending & ICSK_ACK_SCHED != 0
+    }
+    /// `rx_opt.ts_recent`: the TSecr we echo.
+    fn ts_recent(&self) -> u32 {
+        self.ts_recent
+    }
+    /// Our window-scale shift.
+    fn rcv_wscale(&self) -> u8 {
+        self.rcv_wscale
+    }
+    fn window_clamp(&self) -> u32 {
+        self.window_clamp
+    }
+    /// `sk_rcvbuf`, bytes.
+    fn rcvbuf(&self) -> u32 {
+        self.rcvbuf
+    }
+    /// `tp->advmss`, bytes.
+    fn advmss(&self) -> u32 {
+        self.advmss
+    }
+    /// `TCP_ECN_DEMAND_CWR`: ECE is being echoed.
+    fn demand_cwr(&self) -> bool {
+        self.demand_cwr
+    }
+    /// `tcpi_rcv_rtt`, µs (unscaled).
+    fn rcv_rtt_us(&self) -> u32 {
+        self.rcv_rtt_us >> 3
+    }
+    /// Bytes held in the out-of-order queue.
+    fn ofo_bytes(&self) -> u64 {
+        self.ofo.iter().map(|r| (r.end - r.start) as u64).sum()
+    }
+    /// `icsk_ack.ato`, as a duration.
+    fn ato(&self) -> Duration {
+        Duration::from_nanos(self.ato as u64 * 1_000_000_000 / self.hz as u64)
+    }
+    /// The SACK blocks the next ACK would carry after a D-SACK (most recent
+    /// first).
+    fn sack_blocks(&self) -> &[SackBlock] {
+        &self.selective_acks[..(self.num_sacks as usize).min(TCP_NUM_SACKS)]
+    }
+}
+
 macro_rules! send {
     ($h:expr, $seg:expr) => {
         $h.send($seg)
