@@ -23,6 +23,7 @@
 //!   on jiffies derived from it ([`Instant::jiffies32`]) as Linux does, so
 //!   a 40 ms timer armed mid-jiffy fires on the jiffy boundary.
 
+mod delack;
 mod sack;
 mod window;
 
@@ -32,16 +33,18 @@ mod tests;
 use super::timer::{Timer, TimerTable};
 use crate::config::TcpConfig;
 use crate::counters::{Counters, Mib};
-use crate::rtt::{msecs_to_jiffies, usecs_to_jiffies_unclamped};
+use crate::rtt::msecs_to_jiffies;
 use crate::time::{Duration, Instant};
+use delack::{
+    DelayedAck, ICSK_ACK_NOMEM, ICSK_ACK_NOW, ICSK_ACK_PUSHED, ICSK_ACK_PUSHED2, ICSK_ACK_SCHED, ICSK_ACK_TIMER,
+    TCP_MAX_QUICKACKS,
+};
 use tcplab_wire::{Ecn, SackBlock, SegmentRepr, SeqNum, TcpFlags, MAX_SACK_BLOCKS};
 
 // ---------------------------------------------------------------------------
 // Constants (kernel names)
 // ---------------------------------------------------------------------------
 
-/// `TCP_MAX_QUICKACKS` (include/net/tcp.h): most quick ACKs granted at once.
-const TCP_MAX_QUICKACKS: u8 = 16;
 /// `TCP_NUM_SACKS` (include/linux/tcp.h): SACK blocks remembered.
 const TCP_NUM_SACKS: usize = 4;
 /// `TCP_SACK_BLOCKS_EXPECTED` (tcp_input.c): "Given that SACK packets might
@@ -85,9 +88,6 @@ const TCP_COMP_SACK_NR: u32 = 44;
 const TCP_COMP_SACK_DELAY_NS: u64 = 1_000_000;
 /// `sysctl_tcp_invalid_ratelimit` default (`HZ/2`), ms.
 const TCP_INVALID_RATELIMIT_MS: u32 = 500;
-/// `TCP_PINGPONG_THRESH` / `sysctl_tcp_pingpong_thresh` default (1 since
-/// v6.0; 3 in v5.1–5.19).
-const TCP_PINGPONG_THRESH: u8 = 1;
 /// `sk_rcvlowat` default (SO_RCVLOWAT), bytes.
 const SK_RCVLOWAT: u32 = 1;
 /// Per-skb memory overhead of the truesize model, bytes (see [`truesize`]).
@@ -97,20 +97,6 @@ const COLLAPSE_CHUNK: u64 = 4096 - 320;
 /// Largest payload a single segment may carry (bytes); bigger ones are
 /// dropped. A GSO/GRO skb is at most 64 KiB (256 KiB with BIG TCP).
 pub(crate) const MAX_SEGMENT_PAYLOAD: u32 = 1 << 24;
-
-// `enum inet_csk_ack_state_t` (include/net/inet_connection_sock.h).
-/// `ICSK_ACK_SCHED`: an ACK is owed.
-const ICSK_ACK_SCHED: u8 = 1;
-/// `ICSK_ACK_TIMER`: the delayed-ACK timer is armed.
-const ICSK_ACK_TIMER: u8 = 2;
-/// `ICSK_ACK_PUSHED`: a pushed or short segment was received.
-const ICSK_ACK_PUSHED: u8 = 4;
-/// `ICSK_ACK_PUSHED2`: two of them.
-const ICSK_ACK_PUSHED2: u8 = 8;
-/// `ICSK_ACK_NOW`: "Protocol state mandates a one-time immediate ACK".
-const ICSK_ACK_NOW: u8 = 16;
-/// `ICSK_ACK_NOMEM`: an ACK is owed because data was dropped for memory.
-const ICSK_ACK_NOMEM: u8 = 32;
 
 // ---------------------------------------------------------------------------
 // Era knobs
@@ -432,7 +418,6 @@ pub(crate) struct Receiver {
     rmem: [u32; 3],
     /// `SOCK_RCVBUF_LOCK`: the application set `SO_RCVBUF`.
     rcvbuf_locked: bool,
-    hz: u32,
     /// MSS we announced (`tp->advmss`), less the timestamp option on the
     /// active side, bytes.
     advmss: u32,
@@ -509,25 +494,8 @@ pub(crate) struct Receiver {
     compressed_ack_rcv_nxt: SeqNum,
     dup_ack_counter: u32,
 
-    // ---- delayed ACK (icsk_ack) ----
-    /// `ICSK_ACK_*` bits.
-    pending: u8,
-    /// Quick ACKs left.
-    quick: u8,
-    /// Pingpong (interactive) counter.
-    pingpong: u8,
-    /// ACK timeout estimate, jiffies; 0 until the first data.
-    ato: u32,
-    /// Delayed-ACK deadline, jiffies (`icsk_ack.timeout`); the timer
-    /// itself is `Timer::Dack`, armed while `ICSK_ACK_TIMER` is set.
-    timeout: u32,
-    /// ≤ v4.17 DCTCP's `delayed_ack_reserved`: `tcp_send_delayed_ack` ran
-    /// and no `tcp_send_ack` since (see `RcvKnobs::special_ack_keeps_delack`).
-    delayed_ack_reserved: bool,
-    /// Last data receive time, jiffies.
-    lrcvtime: u32,
-    /// Last data send time (`tp->lsndtime`), jiffies.
-    lsndtime: u32,
+    // ---- delayed ACK ----
+    delack: DelayedAck,
     /// `icsk_ack.last_seg_size`, bytes.
     last_seg_size: u32,
     /// Estimated peer MSS, bytes.
@@ -578,7 +546,6 @@ impl Receiver {
             ack_on_cwr: cfg.ack_on_cwr,
             rmem,
             rcvbuf_locked,
-            hz: if cfg.hz == 0 { 1000 } else { cfg.hz },
             advmss,
             tcp_header_len: TCP_HDR_LEN,
             sack_ok: false,
@@ -615,14 +582,7 @@ impl Receiver {
             compressed_ack: 0,
             compressed_ack_rcv_nxt: SeqNum(0),
             dup_ack_counter: 0,
-            pending: 0,
-            quick: 0,
-            pingpong: 0,
-            ato: 0,
-            timeout: 0,
-            delayed_ack_reserved: false,
-            lrcvtime: 0,
-            lsndtime: 0,
+            delack: DelayedAck::new(if cfg.hz == 0 { 1000 } else { cfg.hz }),
             last_seg_size: 0,
             rcv_mss: TCP_MSS_DEFAULT,
             ts_recent: 0,
@@ -731,9 +691,7 @@ impl Receiver {
     /// `1/2^tcp_app_win` for the application, and starts the first DRS round.
     pub(crate) fn on_established(&mut self, now: Instant) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_init_buffer_space
-        let j = self.jiffies(now);
-        self.lrcvtime = j;
-        self.lsndtime = j;
+        self.delack.on_established(now);
         self.rcvq_time = now;
         self.rcvq_seq = self.copied_seq;
         let maxwin = self.full_space().max(0) as u32;
@@ -805,10 +763,10 @@ impl Receiver {
         let end = seg_end_syn(seg);
         // tcp_oow_rate_limited: data without SYN is never rate limited.
         if seq == end || seg.flags.syn() {
-            let j = self.jiffies(now);
+            let j = self.delack.jiffies(now);
             if let Some(last) = self.last_oow_ack_time {
                 let elapsed = j.wrapping_sub(last) as i32;
-                if elapsed >= 0 && (elapsed as u64) < msecs_to_jiffies(TCP_INVALID_RATELIMIT_MS, self.hz) {
+                if elapsed >= 0 && (elapsed as u64) < msecs_to_jiffies(TCP_INVALID_RATELIMIT_MS, self.delack.hz()) {
                     mib_add(mib, self.extra_mib.ack_skipped_seq, 1);
                     return false;
                 }
@@ -890,7 +848,7 @@ impl Receiver {
         if seg.flags.cwr() {
             self.demand_cwr = false;
             if self.ack_on_cwr && has_data {
-                self.pending |= ICSK_ACK_NOW;
+                self.delack.pending |= ICSK_ACK_NOW;
             }
         }
     }
@@ -960,7 +918,7 @@ impl Receiver {
     /// the sender learns what we have.
     fn out_of_window(&mut self, out: &mut RcvOutcome) {
         self.enter_quickack_mode(TCP_MAX_QUICKACKS);
-        self.pending |= ICSK_ACK_SCHED;
+        self.delack.pending |= ICSK_ACK_SCHED;
         out.dropped = true;
     }
 
@@ -982,7 +940,7 @@ impl Receiver {
         let ts = truesize(seg.payload_len);
         if !self.try_rmem_schedule(seq, ts, mib) {
             // "TODO: maybe ratelimit these WIN 0 ACK ?"
-            self.pending |= ICSK_ACK_NOMEM | ICSK_ACK_NOW | ICSK_ACK_SCHED;
+            self.delack.pending |= ICSK_ACK_NOMEM | ICSK_ACK_NOW | ICSK_ACK_SCHED;
             if self.unread > 0 && seg.payload_len > 0 {
                 mib_add(mib, self.extra_mib.rcvq_drop, 1);
                 out.dropped = true;
@@ -1011,9 +969,9 @@ impl Receiver {
             // is filled."
             if self.ofo.is_empty() {
                 if self.knobs.hole_fill_ack_now {
-                    self.pending |= ICSK_ACK_NOW;
+                    self.delack.pending |= ICSK_ACK_NOW;
                 } else {
-                    self.pingpong = 0;
+                    self.delack.exit_pingpong_mode();
                 }
             }
         }
@@ -1028,34 +986,10 @@ impl Receiver {
     /// ack as quickly as possible"), check ECN, and grow the window.
     fn event_data_recv(&mut self, now: Instant, seg: &SegmentRepr, env: &RcvEnv, out: &mut RcvOutcome) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_event_data_recv
-        self.pending |= ICSK_ACK_SCHED;
+        self.delack.pending |= ICSK_ACK_SCHED;
         self.measure_rcv_mss(seg);
         self.rcv_rtt_measure(now);
-        let j = self.jiffies(now);
-        let ato_min = self.tcp_ato_min();
-        let rto = self.duration_to_jiffies(env.rto);
-        if self.ato == 0 {
-            // "The _first_ data packet received, initialize delayed ACK
-            // engine."
-            self.incr_quickack(TCP_MAX_QUICKACKS);
-            self.ato = ato_min;
-        } else {
-            let m = j.wrapping_sub(self.lrcvtime) as i32;
-            if m <= (ato_min / 2) as i32 {
-                // "The fastest case is the first."
-                self.ato = (self.ato >> 1) + ato_min / 2;
-            } else if (m as u32) < self.ato {
-                self.ato = (self.ato >> 1) + m as u32;
-                if self.ato > rto {
-                    self.ato = rto;
-                }
-            } else if (m as u32) > rto {
-                // "Too long gap. Apparently sender failed to restart
-                // window, so that we send ACKs quickly."
-                self.incr_quickack(TCP_MAX_QUICKACKS);
-            }
-        }
-        self.lrcvtime = j;
+        self.delack.on_data_recv(now, env.rto, self.rcv_wnd, self.rcv_mss);
         self.ecn_check_ce(seg, env, out);
         if seg.payload_len >= 128 {
             self.grow_window(seg.payload_len);
@@ -1088,7 +1022,7 @@ impl Receiver {
             // "If the skb has a len of exactly 1*MSS and has the PSH bit set
             // then it is likely the end of an application write."
             if seg.flags.contains(TcpFlags::PSH) {
-                self.pending |= ICSK_ACK_PUSHED;
+                self.delack.pending |= ICSK_ACK_PUSHED;
             }
         } else {
             // "len" is invariant segment length, including TCP header.
@@ -1103,10 +1037,10 @@ impl Receiver {
                     return;
                 }
             }
-            if self.pending & ICSK_ACK_PUSHED != 0 {
-                self.pending |= ICSK_ACK_PUSHED2;
+            if self.delack.pending & ICSK_ACK_PUSHED != 0 {
+                self.delack.pending |= ICSK_ACK_PUSHED2;
             }
-            self.pending |= ICSK_ACK_PUSHED;
+            self.delack.pending |= ICSK_ACK_PUSHED;
         }
     }
 
@@ -1147,7 +1081,7 @@ impl Receiver {
             if incr > 0 {
                 incr = incr.max(2 * len as i64);
                 self.rcv_ssthresh = (self.rcv_ssthresh as i64 + incr.min(room)).clamp(0, u32::MAX as i64) as u32;
-                self.quick |= 1;
+                self.delack.quick |= 1;
             }
         } else if self.rcv_ssthresh < self.window_clamp && (self.rcv_ssthresh as i64) < self.tcp_space() {
             let incr = if self.win_from_space(ts as i64) <= len as i64 {
@@ -1157,7 +1091,7 @@ impl Receiver {
             };
             if incr > 0 {
                 self.rcv_ssthresh = (self.rcv_ssthresh as i64 + incr).min(self.window_clamp as i64) as u32;
-                self.quick |= 1;
+                self.delack.quick |= 1;
             }
         }
     }
@@ -1216,13 +1150,13 @@ impl Receiver {
     /// ... For now drop them."
     fn tcp_fin(&mut self, env: &RcvEnv, out: &mut RcvOutcome) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_fin
-        self.pending |= ICSK_ACK_SCHED;
+        self.delack.pending |= ICSK_ACK_SCHED;
         self.fin_received = true;
         out.fin = true;
         if env.fin_sent {
             out.ack_now = true;
         } else {
-            self.pingpong = TCP_PINGPONG_THRESH;
+            self.delack.enter_pingpong_mode();
         }
         self.ofo.clear();
         self.ofo_truesize = 0;
@@ -1297,7 +1231,7 @@ impl Receiver {
             out.dropped = true;
             return;
         }
-        self.pending |= ICSK_ACK_SCHED;
+        self.delack.pending |= ICSK_ACK_SCHED;
         mib.inc(Mib::TcpExtTCPOFOQueue);
         out.ofo = true;
         let fin = seg.flags.fin();
@@ -1438,18 +1372,18 @@ impl Receiver {
     /// are compressed for min(1 ms, 5 % of RTT)); otherwise delay it.
     pub(crate) fn ack_snd_check(&mut self, now: Instant, env: &RcvEnv, timers: &mut TimerTable) -> AckDecision {
         //= linux:v6.13:net/ipv4/tcp_input.c#__tcp_ack_snd_check
-        if self.pending & ICSK_ACK_SCHED == 0 {
+        if self.delack.pending & ICSK_ACK_SCHED == 0 {
             // "We sent a data segment already."
             return AckDecision::None;
         }
         let unacked = self.rcv_nxt - self.rcv_wup;
         let more_than_one = unacked > self.rcv_mss
             && ((self.rcv_nxt - self.copied_seq) < SK_RCVLOWAT || self.select_window_raw() >= self.rcv_wnd);
-        if more_than_one || self.in_quickack_mode() || self.pending & ICSK_ACK_NOW != 0 {
+        if more_than_one || self.delack.in_quickack_mode() || self.delack.pending & ICSK_ACK_NOW != 0 {
             return AckDecision::Now;
         }
         if self.ofo.is_empty() {
-            return self.send_delayed_ack(now, env, timers);
+            return self.delack.send_delayed_ack(now, env.srtt_us, self.knobs.delack_max_cap, timers);
         }
         if !self.sack_ok || self.knobs.comp_sack_nr == 0 || self.compressed_ack >= self.knobs.comp_sack_nr {
             return AckDecision::Now;
@@ -1478,55 +1412,6 @@ impl Receiver {
         AckDecision::Delayed
     }
 
-    /// `tcp_send_delayed_ack`: arm the delayed-ACK timer for `ato`, bounded
-    /// by 200 ms (interactive or pushed) or 500 ms, and by max(srtt, 40 ms).
-    /// An already armed timer keeps its earlier deadline, and "If delack
-    /// timer is about to expire, send ACK now".
-    fn send_delayed_ack(&mut self, now: Instant, env: &RcvEnv, timers: &mut TimerTable) -> AckDecision {
-        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_send_delayed_ack
-        // ≤ v4.17: tcp_ca_event(sk, CA_EVENT_DELAYED_ACK), even when the ACK
-        // then goes at once.
-        self.delayed_ack_reserved = true;
-        let delack_min = self.tcp_delack_min();
-        let delack_max = self.tcp_delack_max();
-        let mut ato = self.ato;
-        if ato > delack_min {
-            let mut max_ato = self.hz / 2;
-            if self.in_pingpong_mode() || self.pending & ICSK_ACK_PUSHED != 0 {
-                max_ato = delack_max;
-            }
-            // "If some rtt estimate is known, use it to bound delayed ack."
-            if env.srtt_us != 0 {
-                // Unclamped: the kernel's max_t(int, ...) would read a
-                // clamped MAX_JIFFY_OFFSET (an srtt of ~71 min) as -2 and
-                // take TCP_DELACK_MIN; the model keeps the RTT, above max_ato.
-                let rtt =
-                    (usecs_to_jiffies_unclamped(env.srtt_us, self.hz).min(u32::MAX as u64) as u32).max(delack_min);
-                if rtt < max_ato {
-                    max_ato = rtt;
-                }
-            }
-            ato = ato.min(max_ato);
-        }
-        if self.knobs.delack_max_cap {
-            ato = ato.min(delack_max);
-        }
-        let j = self.jiffies(now);
-        let mut timeout = j.wrapping_add(ato);
-        if self.pending & ICSK_ACK_TIMER != 0 {
-            if (self.timeout.wrapping_sub(j.wrapping_add(ato >> 2)) as i32) <= 0 {
-                return AckDecision::Now;
-            }
-            if (timeout.wrapping_sub(self.timeout) as i32) >= 0 {
-                timeout = self.timeout;
-            }
-        }
-        self.pending |= ICSK_ACK_SCHED | ICSK_ACK_TIMER;
-        self.timeout = timeout;
-        timers.set(Timer::Dack, self.jiffies_to_instant(now, timeout));
-        AckDecision::Delayed
-    }
-
     /// `tcp_delack_timer_handler`: the delayed ACK is due. A missed delayed
     /// ACK means `ato` was too short: double it (up to the RTO); in pingpong
     /// mode leave it and restart from 40 ms. Counts `DelayedACKs`; `true` =
@@ -1538,30 +1423,7 @@ impl Receiver {
         timers: &mut TimerTable,
         mib: &mut Counters,
     ) -> bool {
-        //= linux:v6.13:net/ipv4/tcp_timer.c#tcp_delack_timer_handler
-        if self.pending & ICSK_ACK_TIMER == 0 {
-            return false;
-        }
-        let j = self.jiffies(now);
-        if (self.timeout.wrapping_sub(j) as i32) > 0 {
-            return false;
-        }
-        self.pending &= !ICSK_ACK_TIMER;
-        timers.stop(Timer::Dack);
-        if self.pending & ICSK_ACK_SCHED == 0 {
-            return false;
-        }
-        if !self.in_pingpong_mode() {
-            // "Delayed ACK missed: inflate ATO."
-            let rto = self.duration_to_jiffies(env.rto);
-            self.ato = self.ato.saturating_mul(2).min(rto);
-        } else {
-            // "Delayed ACK missed: leave pingpong mode and deflate ATO."
-            self.pingpong = 0;
-            self.ato = self.tcp_ato_min();
-        }
-        mib.inc(Mib::TcpExtDelayedACKs);
-        true
+        self.delack.on_timer(now, env.rto, timers, mib)
     }
 
     /// `tcp_compressed_ack_kick`: the SACK-compression delay is over; send
@@ -1606,44 +1468,9 @@ impl Receiver {
         out.ack_now = true;
     }
 
-    // ------------------------------------------------------------------
-    // Quick ACK and pingpong (inet_connection_sock.h, tcp_input.c)
-    // ------------------------------------------------------------------
-
-    /// `tcp_incr_quickack`: grant up to half a window of quick ACKs
-    /// (at least 2, at most `max`).
-    fn incr_quickack(&mut self, max: u8) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_incr_quickack
-        let rcv_mss = self.rcv_mss.max(1);
-        let mut quickacks = self.rcv_wnd / (2 * rcv_mss);
-        if quickacks == 0 {
-            quickacks = 2;
-        }
-        let quickacks = quickacks.min(max as u32) as u8;
-        if quickacks > self.quick {
-            self.quick = quickacks;
-        }
-    }
-
-    /// `tcp_enter_quickack_mode`: ACK the next segments at once.
+    /// `tcp_enter_quickack_mode`, sized by the window last advertised.
     fn enter_quickack_mode(&mut self, max: u8) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_enter_quickack_mode
-        self.incr_quickack(max);
-        self.pingpong = 0;
-        self.ato = self.tcp_ato_min();
-    }
-
-    /// `tcp_in_quickack_mode`: "Send ACKs quickly, if "quick" count is not
-    /// exhausted and the session is not interactive."
-    fn in_quickack_mode(&self) -> bool {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_in_quickack_mode
-        self.quick > 0 && !self.in_pingpong_mode()
-    }
-
-    /// `inet_csk_in_pingpong_mode`.
-    fn in_pingpong_mode(&self) -> bool {
-        //= linux:v6.13:include/net/inet_connection_sock.h#inet_csk_in_pingpong_mode
-        self.pingpong >= TCP_PINGPONG_THRESH
+        self.delack.enter_quickack_mode(self.rcv_wnd, self.rcv_mss, max);
     }
 
     // ------------------------------------------------------------------
@@ -1727,38 +1554,14 @@ impl Receiver {
             // "Special ACK sent by DCTCP to reflect ECN"
             return;
         }
-        if self.quick > 0 {
-            let pkts = if self.knobs.quickack_per_ack { (self.pending & ICSK_ACK_SCHED != 0) as u32 } else { pcount };
-            if pkts >= self.quick as u32 {
-                self.quick = 0;
-                self.ato = self.tcp_ato_min();
-            } else {
-                self.quick -= pkts as u8;
-            }
-        }
-        // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)
-        self.pending = 0;
-        timers.stop(Timer::Dack);
+        self.delack.on_ack_sent(pcount, self.knobs.quickack_per_ack, timers);
     }
 
     /// `tcp_event_data_sent`: a reply sent within `ato` of the data it
     /// answers marks the connection interactive (pingpong), which stops
     /// quick ACKs and lengthens delayed ACKs.
     pub(crate) fn on_data_sent(&mut self, now: Instant) {
-        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_event_data_sent
-        let j = self.jiffies(now);
-        let within_ato = j.wrapping_sub(self.lrcvtime) < self.ato;
-        if self.knobs.pingpong_first_reply_only {
-            // "If this is the first data packet sent in response to the
-            // previous received data, and it is a reply for ato after last
-            // received packet, increase pingpong count."
-            if (self.lsndtime.wrapping_sub(self.lrcvtime) as i32) < 0 && within_ato {
-                self.pingpong = self.pingpong.saturating_add(1);
-            }
-        } else if within_ato {
-            self.pingpong = TCP_PINGPONG_THRESH;
-        }
-        self.lsndtime = j;
+        self.delack.on_data_sent(now, self.knobs.pingpong_first_reply_only);
     }
 
     // ------------------------------------------------------------------
@@ -1799,13 +1602,13 @@ impl Receiver {
     fn cleanup_rbuf(&mut self, copied: u64) -> bool {
         //= linux:v6.13:net/ipv4/tcp.c#__tcp_cleanup_rbuf
         let mut time_to_ack = false;
-        if self.pending & ICSK_ACK_SCHED != 0 {
+        if self.delack.pending & ICSK_ACK_SCHED != 0 {
             // "Once-per-two-segments ACK was not sent by tcp_input.c", or
             // "If this read emptied read buffer, we send ACK, if connection
             // is not bidirectional, user drained receive buffer and there
             // was a small segment in queue."
-            let pushed = self.pending & ICSK_ACK_PUSHED2 != 0
-                || (self.pending & ICSK_ACK_PUSHED != 0 && !self.in_pingpong_mode());
+            let pushed = self.delack.pending & ICSK_ACK_PUSHED2 != 0
+                || (self.delack.pending & ICSK_ACK_PUSHED != 0 && !self.delack.in_pingpong_mode());
             if (self.rcv_nxt - self.rcv_wup) > self.rcv_mss || (copied > 0 && pushed && self.rmem_alloc() == 0) {
                 time_to_ack = true;
             }
@@ -1925,13 +1728,13 @@ impl Receiver {
 
     /// Sets `ICSK_ACK_NOW` (DCTCP on a CE-state change, ≥ v4.18).
     pub(crate) fn force_ack_now(&mut self) {
-        self.pending |= ICSK_ACK_NOW;
+        self.delack.pending |= ICSK_ACK_NOW;
     }
 
     /// `tcp_send_ack` sends a pure ACK: ≤ v4.17 it raised
     /// `CA_EVENT_NON_DELAYED_ACK`, clearing DCTCP's `delayed_ack_reserved`.
     pub(crate) fn on_send_ack(&mut self) {
-        self.delayed_ack_reserved = false;
+        self.delack.delayed_ack_reserved = false;
     }
 
     /// DCTCP's CE state changed: is an ACK for the data before it owed?
@@ -1939,9 +1742,9 @@ impl Receiver {
     /// before, when `delayed_ack_reserved` (`dctcp_ce_state_0_to_1`).
     pub(crate) fn dctcp_prior_ack_due(&self) -> bool {
         if self.knobs.special_ack_keeps_delack {
-            self.pending & ICSK_ACK_TIMER != 0
+            self.delack.pending & ICSK_ACK_TIMER != 0
         } else {
-            self.delayed_ack_reserved
+            self.delack.delayed_ack_reserved
         }
     }
 
@@ -1971,42 +1774,6 @@ impl Receiver {
     /// Window last advertised, bytes (`tcpi_rcv_wnd`).
     pub(crate) fn rcv_wnd(&self) -> u32 {
         self.rcv_wnd
-    }
-    // ------------------------------------------------------------------
-    // Clocks
-    // ------------------------------------------------------------------
-
-    fn jiffies(&self, now: Instant) -> u32 {
-        now.jiffies32(self.hz)
-    }
-
-    /// `TCP_ATO_MIN` = `TCP_DELACK_MIN` = HZ/25 (40 ms), jiffies.
-    fn tcp_ato_min(&self) -> u32 {
-        (self.hz / 25).max(1)
-    }
-    fn tcp_delack_min(&self) -> u32 {
-        (self.hz / 25).max(1)
-    }
-    /// `TCP_DELACK_MAX` = HZ/5 (200 ms), jiffies.
-    fn tcp_delack_max(&self) -> u32 {
-        (self.hz / 5).max(1)
-    }
-
-    fn duration_to_jiffies(&self, d: Duration) -> u32 {
-        (d.as_nanos() as u128 * self.hz as u128).div_ceil(1_000_000_000).min(u32::MAX as u128) as u32
-    }
-
-    /// The first instant at which `jiffies32` reaches `target` (a timer
-    /// armed for `target` fires then).
-    fn jiffies_to_instant(&self, now: Instant, target: u32) -> Instant {
-        let delta = target.wrapping_sub(self.jiffies(now)) as i32;
-        if delta <= 0 {
-            return now;
-        }
-        let hz = self.hz as u128;
-        let ticks_now = now.as_nanos() as u128 * hz / 1_000_000_000;
-        let ns = ((ticks_now + delta as u128) * 1_000_000_000).div_ceil(hz);
-        Instant::from_nanos(ns.min(u64::MAX as u128) as u64)
     }
 }
 

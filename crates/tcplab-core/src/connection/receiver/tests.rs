@@ -177,7 +177,7 @@ impl Harness {
     /// Puts the receiver in the steady state of a bulk flow: quick ACKs
     /// spent and the window fully grown, as after slow start.
     fn steady(&mut self) {
-        self.r.quick = 0;
+        self.r.delack.quick = 0;
         self.r.rcv_ssthresh = self.r.window_clamp;
     }
 }
@@ -187,7 +187,7 @@ impl Harness {
 impl Receiver {
     /// `inet_csk_ack_scheduled`: an ACK is owed.
     fn ack_scheduled(&self) -> bool {
-        self.pending & ICSK_ACK_SCHED != 0
+        self.delack.pending & ICSK_ACK_SCHED != 0
     }
     /// `rx_opt.ts_recent`: the TSecr we echo.
     fn ts_recent(&self) -> u32 {
@@ -222,7 +222,7 @@ impl Receiver {
     }
     /// `icsk_ack.ato`, as a duration.
     fn ato(&self) -> Duration {
-        Duration::from_nanos(self.ato as u64 * 1_000_000_000 / self.hz as u64)
+        Duration::from_nanos(self.delack.ato as u64 * 1_000_000_000 / self.delack.hz() as u64)
     }
     /// The SACK blocks the next ACK would carry after a D-SACK (most recent
     /// first).
@@ -271,7 +271,7 @@ fn sanity(r: &Receiver, timers: &TimerTable) {
     assert!(r.rcv_wscale <= TCP_MAX_WSCALE);
     assert!(r.rcv_mss >= 1);
     // The delayed-ACK timer is armed exactly while ICSK_ACK_TIMER is set.
-    assert_eq!(timers.is_set(Timer::Dack), r.pending & ICSK_ACK_TIMER != 0, "ICSK_ACK_TIMER vs Timer::Dack");
+    assert_eq!(timers.is_set(Timer::Dack), r.delack.pending & ICSK_ACK_TIMER != 0, "ICSK_ACK_TIMER vs Timer::Dack");
 }
 
 fn sacks(seg: &SegmentRepr) -> Vec<(u32, u32)> {
@@ -412,28 +412,28 @@ fn test_established_data_quickack_budget() {
     send!(h, seg);
     // 65160 / (2 · 1448) = 22, capped at TCP_MAX_QUICKACKS; the ACK spent one
     // and tcp_grow_window granted one back ("quick |= 1").
-    assert_eq!(h.r.quick, 16 - 1 + 1);
+    assert_eq!(h.r.delack.quick, 16 - 1 + 1);
     let _ = recv!(h);
     // Each ACK of new data spends one; a pure data send spends none (≥ v6.6).
-    h.r.pending = 0;
-    let q = h.r.quick;
+    h.r.delack.pending = 0;
+    let q = h.r.delack.quick;
     h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 10, &mut h.timers, &mut h.mib);
-    assert_eq!(h.r.quick, q);
+    assert_eq!(h.r.delack.quick, q);
     // Leaving quick-ACK mode deflates ato.
-    h.r.quick = 1;
-    h.r.ato = 100;
-    h.r.pending = ICSK_ACK_SCHED;
+    h.r.delack.quick = 1;
+    h.r.delack.ato = 100;
+    h.r.delack.pending = ICSK_ACK_SCHED;
     h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 1, &mut h.timers, &mut h.mib);
-    assert_eq!((h.r.quick, h.r.ato), (0, 40));
+    assert_eq!((h.r.delack.quick, h.r.delack.ato), (0, 40));
 }
 
 #[test]
 fn test_established_data_quickack_pcount_legacy() {
     // Before v6.6 an ACK spent the outgoing skb's pcount.
     let mut h = Harness::server_with(&TcpConfig::preset("v4.17").unwrap(), true);
-    h.r.quick = 8;
+    h.r.delack.quick = 8;
     h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 3, &mut h.timers, &mut h.mib);
-    assert_eq!(h.r.quick, 5);
+    assert_eq!(h.r.delack.quick, 5);
 }
 
 #[test]
@@ -524,11 +524,11 @@ fn test_established_data_ato_adapts_to_gaps() {
     send!(h, seg);
     assert_eq!(h.r.ato(), Duration::from_millis(60));
     // A gap above the RTO refreshes the quick-ACK budget.
-    h.r.quick = 0;
+    h.r.delack.quick = 0;
     h.now += Duration::from_millis(500);
     let seg = h.data(MSS + 400, 100);
     let (_, d) = send!(h, seg);
-    assert!(h.r.quick > 0 || d == AckDecision::Now);
+    assert!(h.r.delack.quick > 0 || d == AckDecision::Now);
 }
 
 #[test]
@@ -537,7 +537,7 @@ fn test_established_data_delack_bounded_by_srtt() {
     let seg = h.data(0, MSS);
     send!(h, seg);
     h.steady();
-    h.r.ato = 300;
+    h.r.delack.ato = 300;
     h.env.srtt_us = 70_000;
     let t0 = h.now;
     let seg = h.data(MSS, 100);
@@ -559,7 +559,7 @@ fn test_established_data_pingpong_delack_timer() {
     // We answer within ato: interactive (pingpong) mode.
     h.advance(Duration::from_millis(5));
     h.r.on_data_sent(h.now);
-    assert!(h.r.in_pingpong_mode());
+    assert!(h.r.delack.in_pingpong_mode());
     // In pingpong mode quick ACKs are suppressed: the next request waits.
     h.advance(Duration::from_millis(100));
     let seg = h.data(100, 100);
@@ -568,7 +568,7 @@ fn test_established_data_pingpong_delack_timer() {
     h.advance(Duration::from_millis(40));
     let _ = recv!(h);
     // "Delayed ACK missed: leave pingpong mode and deflate ATO."
-    assert!(!h.r.in_pingpong_mode());
+    assert!(!h.r.delack.in_pingpong_mode());
     assert_eq!(h.r.ato(), Duration::from_millis(40));
 }
 
@@ -581,7 +581,7 @@ fn test_established_data_timer_about_to_expire_acks_now() {
     send!(h, seg);
     let _ = recv!(h);
     h.steady();
-    h.r.pingpong = 1;
+    h.r.delack.pingpong = 1;
     let seg = h.data(MSS, 100);
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
@@ -1040,7 +1040,7 @@ fn test_established_not_ect_after_ect_quickacks() {
     let (_, d) = send!(h, seg);
     // "it is probably a retransmit": quick ACK (budget 2 since v4.18).
     assert_eq!(d, AckDecision::Now);
-    assert!(h.r.quick <= 2);
+    assert!(h.r.delack.quick <= 2);
 }
 
 // ===========================================================================
@@ -1056,7 +1056,7 @@ fn test_established_fin_enters_pingpong() {
     assert_eq!(out.delivered, 100);
     assert_eq!(h.r.bytes_received(), 101);
     assert_eq!(h.r.rcv_nxt(), IRS + 1 + 101);
-    assert!(h.r.in_pingpong_mode());
+    assert!(h.r.delack.in_pingpong_mode());
     // A retransmitted FIN is ACKed at once, with a D-SACK.
     h.sent.clear();
     let seg = SegmentRepr { flags: TcpFlags::ACK | TcpFlags::FIN, ..h.data(100, 0) };

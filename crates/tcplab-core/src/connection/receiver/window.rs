@@ -61,7 +61,7 @@ impl Receiver {
     /// memory bounds."
     pub(super) fn clamp_window(&mut self) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_clamp_window
-        self.quick = 0;
+        self.delack.quick = 0;
         let rmem = self.rmem_alloc().min(u32::MAX as u64) as u32;
         if self.rcvbuf < self.rmem[2] && !self.rcvbuf_locked {
             self.rcvbuf = rmem.min(self.rmem[2]).max(self.rcvbuf);
@@ -164,7 +164,7 @@ impl Receiver {
             }
         }
         if free_space < (full_space >> 1) {
-            self.quick = 0;
+            self.delack.quick = 0;
             // "free_space might become our new window, make sure we don't
             // increase it due to wscale."
             free_space &= !((1i64 << wscale) - 1);
