@@ -3,7 +3,8 @@
 //! Linux sends (packetdrill traces, tcpdump of current kernels).
 
 use super::*;
-use tcplab_wire::TcpOptions;
+use crate::connection::timer::Timer;
+use tcplab_wire::{SackBlock, TcpOptions};
 
 /// The peer's ISN.
 const IRS: SeqNum = SeqNum(1_000_000);
@@ -227,7 +228,7 @@ impl Receiver {
     /// The SACK blocks the next ACK would carry after a D-SACK (most recent
     /// first).
     fn sack_blocks(&self) -> &[SackBlock] {
-        &self.selective_acks[..(self.num_sacks as usize).min(TCP_NUM_SACKS)]
+        &self.sack.selective_acks[..(self.sack.num_sacks as usize).min(sack::TCP_NUM_SACKS)]
     }
 }
 
@@ -264,7 +265,7 @@ fn sanity(r: &Receiver, timers: &TimerTable) {
         sum += o.truesize;
     }
     assert_eq!(sum, r.ofo_truesize, "ofo truesize bookkeeping");
-    assert!(r.num_sacks as usize <= TCP_NUM_SACKS);
+    assert!(r.sack.num_sacks as usize <= sack::TCP_NUM_SACKS);
     if r.unread == 0 && !r.fin_received {
         assert_eq!(r.rcvq_truesize, 0);
     }

@@ -95,8 +95,8 @@ impl Receiver {
         }
         if pruned {
             mib_add(mib, self.extra_mib.ofo_pruned, 1);
-            if self.sack_ok {
-                self.sack_reset();
+            if self.sack.ok {
+                self.sack.reset();
             }
         }
     }
