@@ -24,6 +24,7 @@
 //!   a 40 ms timer armed mid-jiffy fires on the jiffy boundary.
 
 mod delack;
+mod ofo_queue;
 mod sack;
 mod sack_compress;
 mod window;
@@ -40,6 +41,7 @@ use delack::{
     DelayedAck, ICSK_ACK_NOMEM, ICSK_ACK_NOW, ICSK_ACK_PUSHED, ICSK_ACK_PUSHED2, ICSK_ACK_SCHED, ICSK_ACK_TIMER,
     TCP_MAX_QUICKACKS,
 };
+use ofo_queue::{OfoQueue, OfoRange};
 use sack::SackState;
 use sack_compress::SackCompress;
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum, TcpFlags, MAX_SACK_BLOCKS};
@@ -264,17 +266,6 @@ pub(crate) struct ReadOutcome {
     pub ack_now: bool,
 }
 
-/// One out-of-order range `[start, end)` (`out_of_order_queue` skbs merged).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct OfoRange {
-    start: SeqNum,
-    end: SeqNum,
-    /// Modelled `truesize` of the skbs holding it, bytes.
-    truesize: u64,
-    /// The range ends with the peer's FIN (its last sequence number).
-    fin: bool,
-}
-
 /// Counters that [`Mib`] may not list yet, looked up by nstat name once.
 #[derive(Clone, Copy, Debug, Default)]
 struct ExtraMibs {
@@ -428,9 +419,7 @@ pub(crate) struct Receiver {
     scaling_ratio: u8,
     /// Truesize of the unread in-order data, bytes.
     rcvq_truesize: u64,
-    ofo: Vec<OfoRange>,
-    /// Sum of `ofo[].truesize`, bytes.
-    ofo_truesize: u64,
+    ofo: OfoQueue,
 
     // ---- receive-buffer autotuning (DRS) ----
     /// `rcvq_space.space`, bytes.
@@ -521,8 +510,7 @@ impl Receiver {
             rcv_ssthresh: 0,
             scaling_ratio: TCP_DEFAULT_SCALING_RATIO,
             rcvq_truesize: 0,
-            ofo: Vec::new(),
-            ofo_truesize: 0,
+            ofo: OfoQueue::default(),
             rcvq_space: 0,
             rcvq_seq: SeqNum(0),
             rcvq_time: Instant::ZERO,
@@ -1106,8 +1094,7 @@ impl Receiver {
         } else {
             self.delack.enter_pingpong_mode();
         }
-        self.ofo.clear();
-        self.ofo_truesize = 0;
+        self.ofo.purge();
         if self.sack.ok {
             self.sack.reset();
         }
@@ -1120,8 +1107,7 @@ impl Receiver {
         let mut dsack_high = self.rcv_nxt;
         let mut taken = 0;
         let mut fin = false;
-        while taken < self.ofo.len() {
-            let r = self.ofo[taken];
+        while let Some(&r) = self.ofo.ranges().get(taken) {
             if r.start.after(self.rcv_nxt) {
                 break;
             }
@@ -1133,7 +1119,6 @@ impl Receiver {
                 self.sack.dsack_extend(r.start, dsack, self.rcv_nxt, mib);
             }
             taken += 1;
-            self.ofo_truesize = self.ofo_truesize.saturating_sub(r.truesize);
             if !r.end.after(self.rcv_nxt) {
                 continue;
             }
@@ -1149,17 +1134,15 @@ impl Receiver {
                 break;
             }
         }
-        self.ofo.drain(..taken);
+        self.ofo.dequeue_front(taken);
         if fin {
             // tcp_fin purges the rest of the queue.
             self.tcp_fin(env, out);
         }
     }
 
-    /// `tcp_data_queue_ofo`: queue a segment beyond a hole. The ranges stay
-    /// sorted and disjoint; overlaps are D-SACKed as Linux does while it
-    /// walks its rb-tree (the first overlap sets the block, later ones only
-    /// extend a touching block), and the SACK blocks are updated.
+    /// `tcp_data_queue_ofo`: queue a segment beyond a hole (overlaps are
+    /// D-SACKed by [`OfoQueue::insert`]) and update the SACK blocks.
     #[allow(clippy::too_many_arguments)]
     fn data_queue_ofo(
         &mut self,
@@ -1185,33 +1168,16 @@ impl Receiver {
         let fin = seg.flags.fin();
         let new = OfoRange { start: seq, end: end_seq, truesize: ts, fin };
 
-        let Some(last) = self.ofo.last().copied() else {
+        if self.ofo.is_empty() {
             // "Initial out of order segment, build 1 SACK."
             self.sack.first_ofo_skb(seq, end_seq);
-            self.ofo.push(new);
-            self.ofo_truesize += ts;
+            self.ofo.push_first(new);
             if self.sack.ok {
                 self.grow_window(seg.payload_len);
             }
             return;
-        };
-
-        let mut kept = true;
-        if seq == last.end && !last.fin {
-            // Common case: append to the last range (tcp_ooo_try_coalesce
-            // on ooo_last_skb).
-            if let Some(l) = self.ofo.last_mut() {
-                l.end = end_seq;
-                l.truesize += ts;
-                l.fin = fin;
-            }
-            self.ofo_truesize += ts;
-        } else if !seq.before(last.end) {
-            self.ofo.push(new);
-            self.ofo_truesize += ts;
-        } else {
-            kept = self.ofo_insert(new, mib);
         }
+        let kept = self.ofo.insert(new, self.rcv_nxt, &mut self.sack, mib, self.extra_mib.ofo_merge);
         if self.sack.ok {
             let (comp, ack_compressed) = (&mut self.comp, self.extra_mib.ack_compressed);
             self.sack.new_ofo_skb(seq, end_seq, |sack| {
@@ -1226,87 +1192,6 @@ impl Receiver {
             // "For non sack flows, do not grow window to force DUPACK and
             // trigger fast retransmit."
             self.grow_window(seg.payload_len);
-        }
-    }
-
-    /// General out-of-order insertion with overlap handling. Returns
-    /// `false` if every byte was already queued (the segment is dropped).
-    fn ofo_insert(&mut self, new: OfoRange, mib: &mut Counters) -> bool {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_data_queue_ofo
-        let (seq, end_seq) = (new.start, new.end);
-        let base = self.rcv_nxt;
-        let key = |s: SeqNum| s - base;
-        // First range ending after seq.
-        let idx = self.ofo.partition_point(|r| key(r.end) <= key(seq));
-        let mut start = seq;
-        let mut truesize = new.truesize;
-        let mut fin = new.fin;
-        let mut first = idx;
-        if let Some(r) = self.ofo.get(idx).copied() {
-            if !r.start.after(seq) {
-                if !end_seq.after(r.end) {
-                    // "All the bits are present. Drop."
-                    mib_add(mib, self.extra_mib.ofo_merge, 1);
-                    self.sack.dsack_set(seq, end_seq, self.rcv_nxt, mib);
-                    return false;
-                }
-                if seq.after(r.start) {
-                    // "Partial overlap."
-                    self.sack.dsack_set(seq, r.end, self.rcv_nxt, mib);
-                    truesize += r.truesize;
-                } else {
-                    // Same start, covers it: replace.
-                    self.sack.dsack_extend(r.start, r.end, self.rcv_nxt, mib);
-                    mib_add(mib, self.extra_mib.ofo_merge, 1);
-                }
-                start = r.start;
-                first = idx + 1;
-            }
-        }
-        // merge_right: "Remove other segments covered by skb."
-        let mut last = first;
-        let mut end = end_seq;
-        while let Some(r) = self.ofo.get(last).copied() {
-            if !end_seq.after(r.start) {
-                break;
-            }
-            if end_seq.before(r.end) {
-                self.sack.dsack_extend(r.start, end_seq, self.rcv_nxt, mib);
-                end = r.end;
-                fin = r.fin;
-                truesize += r.truesize;
-                last += 1;
-                break;
-            }
-            self.sack.dsack_extend(r.start, r.end, self.rcv_nxt, mib);
-            mib_add(mib, self.extra_mib.ofo_merge, 1);
-            last += 1;
-        }
-        let removed: u64 = self.ofo[idx..last].iter().map(|r| r.truesize).sum();
-        let merged = OfoRange { start, end, truesize, fin };
-        self.ofo_truesize = self.ofo_truesize.saturating_sub(removed) + truesize;
-        self.ofo.splice(idx..last, core::iter::once(merged));
-        // Keep ranges maximal: join with touching neighbours.
-        self.join_adjacent(idx);
-        true
-    }
-
-    /// Merges range `i` with its neighbours when they touch.
-    fn join_adjacent(&mut self, mut i: usize) {
-        if i > 0 && i < self.ofo.len() && self.ofo[i - 1].end == self.ofo[i].start && !self.ofo[i - 1].fin {
-            let r = self.ofo.remove(i);
-            let l = &mut self.ofo[i - 1];
-            l.end = r.end;
-            l.truesize += r.truesize;
-            l.fin = r.fin;
-            i -= 1;
-        }
-        if i + 1 < self.ofo.len() && self.ofo[i].end == self.ofo[i + 1].start && !self.ofo[i].fin {
-            let r = self.ofo.remove(i + 1);
-            let l = &mut self.ofo[i];
-            l.end = r.end;
-            l.truesize += r.truesize;
-            l.fin = r.fin;
         }
     }
 

@@ -219,7 +219,7 @@ impl Receiver {
     }
     /// Bytes held in the out-of-order queue.
     fn ofo_bytes(&self) -> u64 {
-        self.ofo.iter().map(|r| (r.end - r.start) as u64).sum()
+        self.ofo.ranges().iter().map(|r| (r.end - r.start) as u64).sum()
     }
     /// `icsk_ack.ato`, as a duration.
     fn ato(&self) -> Duration {
@@ -253,18 +253,18 @@ macro_rules! recv_nothing {
 fn sanity(r: &Receiver, timers: &TimerTable) {
     let mut prev: Option<(SeqNum, bool)> = None;
     let mut sum = 0;
-    for o in &r.ofo {
+    for o in r.ofo.ranges() {
         assert!(o.start.after(r.rcv_nxt), "ofo range {o:?} not after rcv_nxt {:?}", r.rcv_nxt);
         assert!(o.end.after(o.start), "empty ofo range {o:?}");
         if let Some((end, fin)) = prev {
             // Ranges never overlap, and touch only after a FIN, which
             // nothing coalesces onto (tcp_try_coalesce).
-            assert!(o.start.after(end) || (fin && o.start == end), "ofo ranges overlap or touch: {:?}", r.ofo);
+            assert!(o.start.after(end) || (fin && o.start == end), "ofo ranges overlap or touch: {:?}", r.ofo.ranges());
         }
         prev = Some((o.end, o.fin));
         sum += o.truesize;
     }
-    assert_eq!(sum, r.ofo_truesize, "ofo truesize bookkeeping");
+    assert_eq!(sum, r.ofo.truesize(), "ofo truesize bookkeeping");
     assert!(r.sack.num_sacks as usize <= sack::TCP_NUM_SACKS);
     if r.unread == 0 && !r.fin_received {
         assert_eq!(r.rcvq_truesize, 0);
@@ -833,8 +833,8 @@ fn test_established_ofo_overlap_merges_ranges() {
     let seg = h.data(1050, 400);
     let (out, _) = send!(h, seg);
     assert!(out.dsack);
-    assert_eq!(h.r.ofo.len(), 1);
-    assert_eq!((h.r.ofo[0].start, h.r.ofo[0].end), (IRS + 1 + 1000, IRS + 1 + 1500));
+    assert_eq!(h.r.ofo.ranges().len(), 1);
+    assert_eq!((h.r.ofo.ranges()[0].start, h.r.ofo.ranges()[0].end), (IRS + 1 + 1000, IRS + 1 + 1500));
     // The first overlap sets the D-SACK; later ones only extend a touching
     // block. Then the merged SACK block.
     assert_eq!(sacks(&recv!(h)), vec![(1050, 1100), (1000, 1500)]);

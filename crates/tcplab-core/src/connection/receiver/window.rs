@@ -11,7 +11,7 @@ impl Receiver {
 
     /// `sk_rmem_alloc`: truesize of everything queued, bytes.
     pub(super) fn rmem_alloc(&self) -> u64 {
-        self.rcvq_truesize + self.ofo_truesize
+        self.rcvq_truesize + self.ofo.truesize()
     }
 
     /// `tcp_try_rmem_schedule`: is there room to queue `size` more bytes of
@@ -38,11 +38,7 @@ impl Receiver {
             return true;
         }
         // tcp_collapse_ofo_queue + tcp_collapse of the receive queue.
-        for r in &mut self.ofo {
-            let bytes = (r.end - r.start) as u64;
-            r.truesize = r.truesize.min(collapsed_truesize(bytes));
-        }
-        self.ofo_truesize = self.ofo.iter().map(|r| r.truesize).sum();
+        self.ofo.collapse();
         if self.unread > 0 {
             self.rcvq_truesize = self.rcvq_truesize.min(collapsed_truesize(self.unread));
         }
@@ -76,23 +72,7 @@ impl Receiver {
     /// SACK state.
     pub(super) fn prune_ofo_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_ofo_queue
-        let mut goal = (self.rcvbuf >> 3) as i64;
-        let mut pruned = false;
-        while let Some(r) = self.ofo.last().copied() {
-            if in_seq.after(r.start) {
-                break;
-            }
-            pruned = true;
-            self.ofo.pop();
-            self.ofo_truesize = self.ofo_truesize.saturating_sub(r.truesize);
-            goal -= r.truesize.min(i64::MAX as u64) as i64;
-            if self.ofo.is_empty() || goal <= 0 {
-                if self.rmem_alloc() <= self.rcvbuf as u64 {
-                    break;
-                }
-                goal = (self.rcvbuf >> 3) as i64;
-            }
-        }
+        let pruned = self.ofo.prune(in_seq, self.rcvbuf, self.rcvq_truesize);
         if pruned {
             mib_add(mib, self.extra_mib.ofo_pruned, 1);
             if self.sack.ok {
