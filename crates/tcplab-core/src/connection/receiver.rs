@@ -25,6 +25,7 @@
 
 mod delack;
 mod ofo_queue;
+mod rcv_rtt;
 mod sack;
 mod sack_compress;
 mod window;
@@ -42,6 +43,7 @@ use delack::{
     TCP_MAX_QUICKACKS,
 };
 use ofo_queue::{OfoQueue, OfoRange};
+use rcv_rtt::RcvRttEst;
 use sack::SackState;
 use sack_compress::SackCompress;
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum, TcpFlags, MAX_SACK_BLOCKS};
@@ -428,14 +430,8 @@ pub(crate) struct Receiver {
     rcvq_seq: SeqNum,
     /// `rcvq_space.time`.
     rcvq_time: Instant,
-    /// `rcv_rtt_est.rtt_us`, µs scaled by 8; 0 = no estimate.
-    rcv_rtt_us: u32,
-    /// `rcv_rtt_est.seq`.
-    rcv_rtt_seq: SeqNum,
-    /// `rcv_rtt_est.time` (`None` = 0 in Linux).
-    rcv_rtt_time: Option<Instant>,
-    /// `rcv_rtt_last_tsecr`.
-    rcv_rtt_last_tsecr: u32,
+    /// The receiver's RTT estimate (`tp->rcv_rtt_est`).
+    rcv_rtt: RcvRttEst,
 
     // ---- SACK, D-SACK and SACK compression ----
     sack: SackState,
@@ -514,10 +510,7 @@ impl Receiver {
             rcvq_space: 0,
             rcvq_seq: SeqNum(0),
             rcvq_time: Instant::ZERO,
-            rcv_rtt_us: 0,
-            rcv_rtt_seq: SeqNum(0),
-            rcv_rtt_time: None,
-            rcv_rtt_last_tsecr: 0,
+            rcv_rtt: RcvRttEst::default(),
             sack: SackState::new(cfg.tcp_dsack),
             comp: SackCompress::new(),
             delack: DelayedAck::new(if cfg.hz == 0 { 1000 } else { cfg.hz }),
@@ -752,7 +745,9 @@ impl Receiver {
                 self.ecn_accept_cwr(seg, seq != end_seq);
             }
         }
-        self.rcv_rtt_measure_ts(seg, env, seq, end_seq);
+        if let (true, Some((_, tsecr))) = (self.tstamp_ok, seg.options.timestamp) {
+            self.rcv_rtt.measure_ts(tsecr, env.tsval_now, end_seq - seq >= self.rcv_mss);
+        }
 
         // After our FIN-reception, data at or beyond rcv_nxt is not queued
         // (tcp_rcv_state_process in CLOSE-WAIT/CLOSING/LAST-ACK).
@@ -924,7 +919,7 @@ impl Receiver {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_event_data_recv
         self.delack.pending |= ICSK_ACK_SCHED;
         self.measure_rcv_mss(seg);
-        self.rcv_rtt_measure(now);
+        self.rcv_rtt.measure(now, self.rcv_nxt, self.rcv_wnd);
         self.delack.on_data_recv(now, env.rto, self.rcv_wnd, self.rcv_mss);
         self.ecn_check_ce(seg, env, out);
         if seg.payload_len >= 128 {
@@ -1223,7 +1218,7 @@ impl Receiver {
         if !self.sack.ok {
             return AckDecision::Now;
         }
-        self.comp.ack_snd_check(now, self.rcv_nxt, self.rcv_rtt_us, env.srtt_us, &self.knobs, timers)
+        self.comp.ack_snd_check(now, self.rcv_nxt, self.rcv_rtt.rtt_us, env.srtt_us, &self.knobs, timers)
     }
 
     /// `tcp_delack_timer_handler`: the delayed ACK is due. A missed delayed
@@ -1390,7 +1385,7 @@ impl Receiver {
     fn rcv_space_adjust(&mut self, now: Instant) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_space_adjust
         let time_us = now.saturating_since(self.rcvq_time).as_micros();
-        if self.rcv_rtt_us == 0 || time_us < (self.rcv_rtt_us >> 3) as u64 {
+        if self.rcv_rtt.rtt_us == 0 || time_us < (self.rcv_rtt.rtt_us >> 3) as u64 {
             return;
         }
         let copied = self.copied_seq - self.rcvq_seq;
@@ -1412,65 +1407,6 @@ impl Receiver {
         }
         self.rcvq_seq = self.copied_seq;
         self.rcvq_time = now;
-    }
-
-    // ------------------------------------------------------------------
-    // Receiver RTT (for DRS and SACK compression)
-    // ------------------------------------------------------------------
-
-    /// `tcp_rcv_rtt_update`: smooth timestamp samples (gain 1/8); keep the
-    /// minimum of window-based ones ("we are only going for a minimum in
-    /// the non-timestamp case").
-    fn rcv_rtt_update(&mut self, sample_us: u32, win_dep: bool) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_update
-        let mut new = self.rcv_rtt_us as i64;
-        let mut m = sample_us as i64;
-        if new != 0 {
-            if !win_dep {
-                m -= new >> 3;
-                new += m;
-            } else {
-                m <<= 3;
-                if m < new {
-                    new = m;
-                }
-            }
-        } else {
-            new = m << 3;
-        }
-        self.rcv_rtt_us = new.clamp(0, u32::MAX as i64) as u32;
-    }
-
-    /// `tcp_rcv_rtt_measure`: without timestamps, the time to receive one
-    /// window of data approximates the RTT.
-    fn rcv_rtt_measure(&mut self, now: Instant) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_measure
-        if let Some(t) = self.rcv_rtt_time {
-            if self.rcv_nxt.before(self.rcv_rtt_seq) {
-                return;
-            }
-            let delta = now.saturating_since(t).as_micros().clamp(1, u32::MAX as u64) as u32;
-            self.rcv_rtt_update(delta, true);
-        }
-        self.rcv_rtt_seq = self.rcv_nxt + self.rcv_wnd;
-        self.rcv_rtt_time = Some(now);
-    }
-
-    /// `tcp_rcv_rtt_measure_ts`: a full-sized segment echoing a new TSecr
-    /// gives an RTT sample (`tcp_rtt_tsopt_us`, ms clock).
-    fn rcv_rtt_measure_ts(&mut self, seg: &SegmentRepr, env: &RcvEnv, seq: SeqNum, end_seq: SeqNum) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_measure_ts
-        let Some((_, tsecr)) = seg.options.timestamp else { return };
-        if !self.tstamp_ok || tsecr == self.rcv_rtt_last_tsecr {
-            return;
-        }
-        self.rcv_rtt_last_tsecr = tsecr;
-        if end_seq - seq >= self.rcv_mss {
-            let delta = env.tsval_now.wrapping_sub(tsecr);
-            if delta < (i32::MAX as u32) / 1000 {
-                self.rcv_rtt_update(delta.max(1) * 1000, false);
-            }
-        }
     }
 
     // ------------------------------------------------------------------

@@ -215,7 +215,7 @@ impl Receiver {
     }
     /// `tcpi_rcv_rtt`, µs (unscaled).
     fn rcv_rtt_us(&self) -> u32 {
-        self.rcv_rtt_us >> 3
+        self.rcv_rtt.rtt_us >> 3
     }
     /// Bytes held in the out-of-order queue.
     fn ofo_bytes(&self) -> u64 {
@@ -710,7 +710,7 @@ fn test_established_ofo_sack_compression() {
     send!(h, seg);
     let _ = recv!(h);
     h.steady();
-    h.r.rcv_rtt_us = 40_000 << 3;
+    h.r.rcv_rtt.rtt_us = 40_000 << 3;
     // The first three dup-ACKs for one rcv_nxt go out at once.
     for i in [2u32, 4, 6] {
         let seg = h.data(i * MSS, MSS);
