@@ -26,6 +26,7 @@
 mod delack;
 mod ofo_queue;
 mod rcv_rtt;
+mod rcvbuf;
 mod sack;
 mod sack_compress;
 mod window;
@@ -44,6 +45,7 @@ use delack::{
 };
 use ofo_queue::{OfoQueue, OfoRange};
 use rcv_rtt::RcvRttEst;
+use rcvbuf::{truesize, RcvBuf, SOCK_MIN_RCVBUF, SYSCTL_RMEM_MAX};
 use sack::SackState;
 use sack_compress::SackCompress;
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum, TcpFlags, MAX_SACK_BLOCKS};
@@ -66,22 +68,12 @@ const MAX_TCP_OPTION_SPACE: u32 = 40;
 const TCPOLEN_SACK_BASE_ALIGNED: u32 = 4;
 /// `TCPOLEN_SACK_PERBLOCK`, bytes.
 const TCPOLEN_SACK_PERBLOCK: u32 = 8;
-/// `TCP_RMEM_TO_WIN_SCALE` (include/net/tcp.h): `scaling_ratio` is in 1/256.
-const TCP_RMEM_TO_WIN_SCALE: u32 = 8;
-/// `TCP_DEFAULT_SCALING_RATIO`: "Assume a 50% default for
-/// skb->len/skb->truesize ratio."
-const TCP_DEFAULT_SCALING_RATIO: u8 = 1 << (TCP_RMEM_TO_WIN_SCALE - 1);
 /// `TCP_INIT_CWND`: `tcp_init_buffer_space` sizes the first DRS round to it.
 const TCP_INIT_CWND: u32 = 10;
 /// `TCP_MAX_WSCALE` (RFC 7323 §2.3).
 const TCP_MAX_WSCALE: u8 = 14;
 /// `sysctl_tcp_app_win` default: part of the buffer kept for the application.
 const TCP_APP_WIN: u32 = 31;
-/// `SOCK_MIN_RCVBUF` = 2 · `TCP_SKB_MIN_TRUESIZE` (2048 + 256), bytes.
-const SOCK_MIN_RCVBUF: u32 = 4608;
-/// `net.core.rmem_max` default (`SK_RMEM_MAX`), bytes: caps `SO_RCVBUF` and
-/// takes part in the window-scale choice.
-const SYSCTL_RMEM_MAX: u32 = 212_992;
 /// `net.ipv4.tcp_comp_sack_nr` default: most ACKs one compressed ACK stands for.
 const TCP_COMP_SACK_NR: u32 = 44;
 /// `net.ipv4.tcp_comp_sack_delay_ns` default (1 ms).
@@ -90,10 +82,6 @@ const TCP_COMP_SACK_DELAY_NS: u64 = 1_000_000;
 const TCP_INVALID_RATELIMIT_MS: u32 = 500;
 /// `sk_rcvlowat` default (SO_RCVLOWAT), bytes.
 const SK_RCVLOWAT: u32 = 1;
-/// Per-skb memory overhead of the truesize model, bytes (see [`truesize`]).
-const TRUESIZE_SKB_OVERHEAD: u64 = 64;
-/// `SKB_MAX_ORDER(0, 0)`: payload of one collapsed skb, bytes.
-const COLLAPSE_CHUNK: u64 = 4096 - 320;
 /// Largest payload a single segment may carry (bytes); bigger ones are
 /// dropped. A GSO/GRO skb is at most 64 KiB (256 KiB with BIG TCP).
 pub(crate) const MAX_SEGMENT_PAYLOAD: u32 = 1 << 24;
@@ -305,26 +293,6 @@ fn mib_add(mib: &mut Counters, m: Option<Mib>, v: u64) {
     }
 }
 
-/// Modelled `skb->truesize` of a received segment with `len` payload bytes.
-///
-/// Linux charges each skb's real memory (`truesize`) against `sk_rcvbuf`
-/// and advertises only the payload share of it (`scaling_ratio`, measured
-/// as `len/truesize` in `tcp_measure_rcv_mss`). The model has no skbs; it
-/// charges payload + 1/16 + 64 bytes, which is what a GRO receive path
-/// achieves (ratio ≈ 0.90 for 1448-byte segments, so `tcp_rmem[2]` = 6 MB
-/// advertises ≈ 5.4 MB) while small segments still cost relatively more,
-/// as they do in Linux.
-#[inline]
-fn truesize(len: u32) -> u64 {
-    len as u64 + (len as u64 >> 4) + TRUESIZE_SKB_OVERHEAD
-}
-
-/// Truesize of `bytes` after `tcp_collapse` copied them into page-sized skbs.
-#[inline]
-fn collapsed_truesize(bytes: u64) -> u64 {
-    bytes + (bytes >> 4) + TRUESIZE_SKB_OVERHEAD * bytes.div_ceil(COLLAPSE_CHUNK).max(1)
-}
-
 // ---------------------------------------------------------------------------
 // The receiver
 // ---------------------------------------------------------------------------
@@ -380,9 +348,6 @@ pub(crate) struct Receiver {
     /// once if it carries data (≥ v5.8); else only from data segments in
     /// `tcp_data_queue`, without the immediate ACK (≤ v4.17).
     ack_on_cwr: bool,
-    rmem: [u32; 3],
-    /// `SOCK_RCVBUF_LOCK`: the application set `SO_RCVBUF`.
-    rcvbuf_locked: bool,
     /// MSS we announced (`tp->advmss`), less the timestamp option on the
     /// active side, bytes.
     advmss: u32,
@@ -411,25 +376,14 @@ pub(crate) struct Receiver {
     fin_received: bool,
 
     // ---- receive memory and window ----
-    /// `sk_rcvbuf`, bytes.
-    rcvbuf: u32,
     /// Largest window we will advertise, bytes.
     window_clamp: u32,
     /// Window growth limit while the flow ramps up (`tcp_grow_window`), bytes.
     rcv_ssthresh: u32,
-    /// `tp->scaling_ratio`: payload share of truesize, in 1/256.
-    scaling_ratio: u8,
-    /// Truesize of the unread in-order data, bytes.
-    rcvq_truesize: u64,
     ofo: OfoQueue,
 
-    // ---- receive-buffer autotuning (DRS) ----
-    /// `rcvq_space.space`, bytes.
-    rcvq_space: u32,
-    /// `rcvq_space.seq`.
-    rcvq_seq: SeqNum,
-    /// `rcvq_space.time`.
-    rcvq_time: Instant,
+    // ---- receive buffer and its autotuning (DRS) ----
+    buf: RcvBuf,
     /// The receiver's RTT estimate (`tp->rcv_rtt_est`).
     rcv_rtt: RcvRttEst,
 
@@ -472,13 +426,6 @@ impl Receiver {
 
     /// As [`new`](Self::new) with explicit era knobs.
     pub(crate) fn with_knobs(cfg: &TcpConfig, knobs: RcvKnobs) -> Receiver {
-        let rmem = [cfg.tcp_rmem[0], cfg.tcp_rmem[1].max(1), cfg.tcp_rmem[2].max(cfg.tcp_rmem[1]).max(1)];
-        // sock_setsockopt(SO_RCVBUF): doubled, capped by rmem_max, locked.
-        let (rcvbuf, rcvbuf_locked) = if cfg.so_rcvbuf > 0 {
-            (cfg.so_rcvbuf.min(SYSCTL_RMEM_MAX).saturating_mul(2).max(SOCK_MIN_RCVBUF), true)
-        } else {
-            (rmem[1], false)
-        };
         let advmss = cfg.advmss().max(TCP_MIN_MSS);
         let mut r = Receiver {
             knobs,
@@ -486,8 +433,6 @@ impl Receiver {
             cfg_timestamps: cfg.tcp_timestamps,
             cfg_wscale: cfg.tcp_window_scaling,
             ack_on_cwr: cfg.ack_on_cwr,
-            rmem,
-            rcvbuf_locked,
             advmss,
             tcp_header_len: TCP_HDR_LEN,
             tstamp_ok: false,
@@ -501,15 +446,10 @@ impl Receiver {
             bytes_received: 0,
             unread: 0,
             fin_received: false,
-            rcvbuf,
             window_clamp: 0,
             rcv_ssthresh: 0,
-            scaling_ratio: TCP_DEFAULT_SCALING_RATIO,
-            rcvq_truesize: 0,
             ofo: OfoQueue::default(),
-            rcvq_space: 0,
-            rcvq_seq: SeqNum(0),
-            rcvq_time: Instant::ZERO,
+            buf: RcvBuf::new(cfg, knobs.measured_scaling_ratio),
             rcv_rtt: RcvRttEst::default(),
             sack: SackState::new(cfg.tcp_dsack),
             comp: SackCompress::new(),
@@ -523,8 +463,8 @@ impl Receiver {
             extra_mib: ExtraMibs::resolve(),
         };
         // tcp_connect_init: a locked buffer also clamps the window.
-        let clamp = if r.rcvbuf_locked { r.full_space().max(0) as u32 } else { 0 };
-        let space = r.full_space().max(0) as u32;
+        let clamp = if r.buf.locked() { r.buf.full_space().max(0) as u32 } else { 0 };
+        let space = r.buf.full_space().max(0) as u32;
         r.select_initial_window(space, r.advmss, clamp, r.cfg_wscale);
         r
     }
@@ -556,7 +496,7 @@ impl Receiver {
         }
         let mut wscale = 0u8;
         if wscale_ok {
-            let s = space.max(self.rmem[2]).max(SYSCTL_RMEM_MAX).min(clamp);
+            let s = space.max(self.buf.rmem_max()).max(SYSCTL_RMEM_MAX).min(clamp);
             let log2 = if s == 0 { 0 } else { 31 - s.leading_zeros() };
             wscale = log2.saturating_sub(15).min(TCP_MAX_WSCALE as u32) as u8;
         }
@@ -583,8 +523,8 @@ impl Receiver {
         if passive {
             // tcp_openreq_init_rwin: the SYN-ACK window is computed for the
             // MSS the peer's segments will carry (less timestamps).
-            let full = self.full_space().max(0) as u32;
-            let clamp = if self.rcvbuf_locked { full } else { 0 };
+            let full = self.buf.full_space().max(0) as u32;
+            let clamp = if self.buf.locked() { full } else { 0 };
             let mss = self.advmss.saturating_sub(if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 });
             self.select_initial_window(full, mss, clamp, peer_wscale);
         } else {
@@ -607,7 +547,7 @@ impl Receiver {
         self.rcv_nxt = irs + 1;
         self.rcv_wup = self.rcv_nxt;
         self.copied_seq = self.rcv_nxt;
-        self.rcvq_seq = self.rcv_nxt;
+        self.buf.on_syn(self.rcv_nxt);
         self.comp.on_syn(self.rcv_nxt);
         // tcp_initialize_rcv_mss: under-estimate the peer's MSS.
         let peer_mss = opts.mss.map(u32::from).unwrap_or(TCP_MSS_DEFAULT);
@@ -623,9 +563,7 @@ impl Receiver {
     pub(crate) fn on_established(&mut self, now: Instant) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_init_buffer_space
         self.delack.on_established(now);
-        self.rcvq_time = now;
-        self.rcvq_seq = self.copied_seq;
-        let maxwin = self.full_space().max(0) as u32;
+        let maxwin = self.buf.full_space().max(0) as u32;
         let advmss = self.advmss;
         if self.window_clamp >= maxwin {
             self.window_clamp = maxwin;
@@ -638,7 +576,8 @@ impl Receiver {
             self.window_clamp = (2 * advmss).max(maxwin.saturating_sub(advmss));
         }
         self.rcv_ssthresh = self.rcv_ssthresh.min(self.window_clamp);
-        self.rcvq_space = self.rcv_ssthresh.min(self.rcv_wnd).min(TCP_INIT_CWND * advmss).max(1);
+        let space = self.rcv_ssthresh.min(self.rcv_wnd).min(TCP_INIT_CWND * advmss).max(1);
+        self.buf.init_space(now, self.copied_seq, space);
     }
 
     /// Window field of our SYN or SYN-ACK (never scaled).
@@ -885,7 +824,7 @@ impl Receiver {
         self.rcv_nxt = end_seq;
         self.bytes_received += advance as u64;
         self.unread += data as u64;
-        self.rcvq_truesize += ts;
+        self.buf.rcvq_truesize += ts;
         out.delivered = out.delivered.saturating_add(data);
 
         if seg.payload_len > 0 {
@@ -937,17 +876,10 @@ impl Receiver {
         self.last_seg_size = 0;
         let len = seg.payload_len;
         if len >= self.rcv_mss {
-            if len != self.rcv_mss && self.knobs.measured_scaling_ratio {
-                let val = ((len as u64) << TCP_RMEM_TO_WIN_SCALE) / truesize(len).max(1);
-                let old = self.scaling_ratio;
-                self.scaling_ratio = val.clamp(1, u8::MAX as u64) as u8;
-                if old != self.scaling_ratio {
-                    let w = self.win_from_space(self.rcvbuf as i64).max(0) as u32;
-                    self.set_window_clamp(w);
-                    if self.window_clamp < self.rcvq_space {
-                        self.rcvq_space = self.window_clamp;
-                    }
-                }
+            if len != self.rcv_mss && self.buf.measure_scaling_ratio(len) {
+                let w = self.buf.full_space().max(0) as u32;
+                self.set_window_clamp(w);
+                self.buf.cap_space(self.window_clamp);
             }
             self.rcv_mss = len.min(self.advmss);
             // "If the skb has a len of exactly 1*MSS and has the PSH bit set
@@ -1000,11 +932,12 @@ impl Receiver {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_grow_window
         let ts = truesize(len);
         if self.knobs.grow_window_room {
-            let room = (self.window_clamp as i64).min(self.tcp_space()) - self.rcv_ssthresh as i64;
+            let room =
+                (self.window_clamp as i64).min(self.buf.tcp_space(self.ofo.truesize())) - self.rcv_ssthresh as i64;
             if room <= 0 {
                 return;
             }
-            let mut incr = if self.win_from_space(ts as i64) <= len as i64 {
+            let mut incr = if self.buf.win_from_space(ts as i64) <= len as i64 {
                 2 * self.advmss as i64
             } else {
                 self.grow_window_slow(len, ts)
@@ -1014,8 +947,10 @@ impl Receiver {
                 self.rcv_ssthresh = (self.rcv_ssthresh as i64 + incr.min(room)).clamp(0, u32::MAX as i64) as u32;
                 self.delack.quick |= 1;
             }
-        } else if self.rcv_ssthresh < self.window_clamp && (self.rcv_ssthresh as i64) < self.tcp_space() {
-            let incr = if self.win_from_space(ts as i64) <= len as i64 {
+        } else if self.rcv_ssthresh < self.window_clamp
+            && (self.rcv_ssthresh as i64) < self.buf.tcp_space(self.ofo.truesize())
+        {
+            let incr = if self.buf.win_from_space(ts as i64) <= len as i64 {
                 2 * self.advmss as i64
             } else {
                 self.grow_window_slow(len, ts)
@@ -1032,8 +967,8 @@ impl Receiver {
     /// `tcp_rmem[2]`.
     fn grow_window_slow(&self, len: u32, ts: u64) -> i64 {
         //= linux:v6.13:net/ipv4/tcp_input.c#__tcp_grow_window
-        let mut truesize = self.win_from_space(ts as i64) >> 1;
-        let mut window = self.win_from_space(self.rmem[2] as i64) >> 1;
+        let mut truesize = self.buf.win_from_space(ts as i64) >> 1;
+        let mut window = self.buf.win_from_space(self.buf.rmem_max() as i64) >> 1;
         while self.rcv_ssthresh as i64 <= window {
             if truesize <= len as i64 {
                 return 2 * self.rcv_mss as i64;
@@ -1122,7 +1057,7 @@ impl Receiver {
             self.rcv_nxt = r.end;
             self.bytes_received += advance as u64;
             self.unread += data as u64;
-            self.rcvq_truesize += r.truesize;
+            self.buf.rcvq_truesize += r.truesize;
             out.delivered = out.delivered.saturating_add(data);
             if r.fin {
                 fin = true;
@@ -1330,17 +1265,12 @@ impl Receiver {
             let before = self.unread;
             self.unread -= n;
             self.copied_seq += n.min(u32::MAX as u64) as u32;
-            // Release memory: whole skbs when drained, else pro rata.
-            self.rcvq_truesize = if self.unread == 0 {
-                0
-            } else {
-                (self.rcvq_truesize as u128 * self.unread as u128 / before as u128) as u64
-            };
+            self.buf.on_read(before, self.unread);
         }
         if self.unread == 0 && self.fin_received {
             // Reading EOF consumes the FIN's sequence number and its skb.
             self.copied_seq = self.rcv_nxt;
-            self.rcvq_truesize = 0;
+            self.buf.rcvq_truesize = 0;
         }
         if n > 0 {
             self.rcv_space_adjust(now);
@@ -1377,36 +1307,14 @@ impl Receiver {
         time_to_ack
     }
 
-    /// `tcp_rcv_space_adjust` (DRS): once per receiver RTT, size
-    /// `sk_rcvbuf` for twice what the application read in the last RTT plus
-    /// slow-start growth, up to `tcp_rmem[2]`, and let `window_clamp`
-    /// follow: "To cope with packet losses, we need a 2x factor. To cope
-    /// with slow start ... we need a 4x factor".
+    /// `tcp_rcv_space_adjust` (DRS): autotune the buffer from what the
+    /// application read in the last RTT ([`RcvBuf::space_adjust`]), and
+    /// "Make the window clamp follow along."
     fn rcv_space_adjust(&mut self, now: Instant) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_space_adjust
-        let time_us = now.saturating_since(self.rcvq_time).as_micros();
-        if self.rcv_rtt.rtt_us == 0 || time_us < (self.rcv_rtt.rtt_us >> 3) as u64 {
-            return;
+        if let Some(clamp) = self.buf.space_adjust(now, self.copied_seq, self.rcv_rtt.rtt_us, self.advmss) {
+            self.window_clamp = clamp;
         }
-        let copied = self.copied_seq - self.rcvq_seq;
-        if copied > self.rcvq_space {
-            if !self.rcvbuf_locked {
-                let space = self.rcvq_space.max(1) as u128;
-                let mut rcvwin = ((copied as u128) << 1) + 16 * self.advmss as u128;
-                let grow = rcvwin * (copied as u128 - space) / space;
-                rcvwin += grow << 1;
-                let rcvwin = rcvwin.min(u64::MAX as u128 >> 16) as u64;
-                let rcvbuf = self.space_from_win(rcvwin).min(self.rmem[2] as u64) as u32;
-                if rcvbuf > self.rcvbuf {
-                    self.rcvbuf = rcvbuf;
-                    // "Make the window clamp follow along."
-                    self.window_clamp = self.win_from_space(rcvbuf as i64).max(0) as u32;
-                }
-            }
-            self.rcvq_space = copied;
-        }
-        self.rcvq_seq = self.copied_seq;
-        self.rcvq_time = now;
     }
 
     // ------------------------------------------------------------------

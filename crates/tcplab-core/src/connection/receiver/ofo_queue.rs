@@ -9,8 +9,8 @@
 //! growth of that `Vec`. Overlaps are D-SACKed the way Linux's tree walk
 //! reports them.
 
-use super::collapsed_truesize;
 use super::mib_add;
+use super::rcvbuf::collapsed_truesize;
 use super::sack::SackState;
 use crate::counters::{Counters, Mib};
 use tcplab_wire::SeqNum;

@@ -203,7 +203,7 @@ impl Receiver {
     }
     /// `sk_rcvbuf`, bytes.
     fn rcvbuf(&self) -> u32 {
-        self.rcvbuf
+        self.buf.rcvbuf
     }
     /// `tp->advmss`, bytes.
     fn advmss(&self) -> u32 {
@@ -267,7 +267,7 @@ fn sanity(r: &Receiver, timers: &TimerTable) {
     assert_eq!(sum, r.ofo.truesize(), "ofo truesize bookkeeping");
     assert!(r.sack.num_sacks as usize <= sack::TCP_NUM_SACKS);
     if r.unread == 0 && !r.fin_received {
-        assert_eq!(r.rcvq_truesize, 0);
+        assert_eq!(r.buf.rcvq_truesize, 0);
     }
     assert!(r.rcv_wscale <= TCP_MAX_WSCALE);
     assert!(r.rcv_mss >= 1);

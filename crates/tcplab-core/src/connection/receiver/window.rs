@@ -11,7 +11,7 @@ impl Receiver {
 
     /// `sk_rmem_alloc`: truesize of everything queued, bytes.
     pub(super) fn rmem_alloc(&self) -> u64 {
-        self.rcvq_truesize + self.ofo.truesize()
+        self.buf.rmem_alloc(self.ofo.truesize())
     }
 
     /// `tcp_try_rmem_schedule`: is there room to queue `size` more bytes of
@@ -19,7 +19,7 @@ impl Receiver {
     pub(super) fn try_rmem_schedule(&mut self, in_seq: SeqNum, size: u64, mib: &mut Counters) -> bool {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_try_rmem_schedule
         let _ = size;
-        if self.rmem_alloc() <= self.rcvbuf as u64 {
+        if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
             return true;
         }
         self.prune_queue(in_seq, mib)
@@ -31,22 +31,20 @@ impl Receiver {
     pub(super) fn prune_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) -> bool {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_queue
         mib_add(mib, self.extra_mib.prune_called, 1);
-        if self.rmem_alloc() >= self.rcvbuf as u64 {
+        if self.rmem_alloc() >= self.buf.rcvbuf as u64 {
             self.clamp_window();
         }
-        if self.rmem_alloc() <= self.rcvbuf as u64 {
+        if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
             return true;
         }
         // tcp_collapse_ofo_queue + tcp_collapse of the receive queue.
         self.ofo.collapse();
-        if self.unread > 0 {
-            self.rcvq_truesize = self.rcvq_truesize.min(collapsed_truesize(self.unread));
-        }
-        if self.rmem_alloc() <= self.rcvbuf as u64 {
+        self.buf.collapse(self.unread);
+        if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
             return true;
         }
         self.prune_ofo_queue(in_seq, mib);
-        if self.rmem_alloc() <= self.rcvbuf as u64 {
+        if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
             return true;
         }
         mib_add(mib, self.extra_mib.rcv_pruned, 1);
@@ -59,10 +57,8 @@ impl Receiver {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_clamp_window
         self.delack.quick = 0;
         let rmem = self.rmem_alloc().min(u32::MAX as u64) as u32;
-        if self.rcvbuf < self.rmem[2] && !self.rcvbuf_locked {
-            self.rcvbuf = rmem.min(self.rmem[2]).max(self.rcvbuf);
-        }
-        if rmem > self.rcvbuf {
+        self.buf.clamp(rmem);
+        if rmem > self.buf.rcvbuf {
             self.rcv_ssthresh = self.window_clamp.min(2 * self.advmss);
         }
     }
@@ -72,47 +68,13 @@ impl Receiver {
     /// SACK state.
     pub(super) fn prune_ofo_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_ofo_queue
-        let pruned = self.ofo.prune(in_seq, self.rcvbuf, self.rcvq_truesize);
+        let pruned = self.ofo.prune(in_seq, self.buf.rcvbuf, self.buf.rcvq_truesize);
         if pruned {
             mib_add(mib, self.extra_mib.ofo_pruned, 1);
             if self.sack.ok {
                 self.sack.reset();
             }
         }
-    }
-
-    /// `__tcp_win_from_space`: the payload share of `space` bytes of
-    /// buffer (`tcp_adv_win_scale = 1` before v6.5).
-    pub(super) fn win_from_space(&self, space: i64) -> i64 {
-        //= linux:v6.13:include/net/tcp.h#__tcp_win_from_space
-        if self.knobs.measured_scaling_ratio {
-            (space * self.scaling_ratio as i64) >> TCP_RMEM_TO_WIN_SCALE
-        } else {
-            space - (space >> 1)
-        }
-    }
-
-    /// `__tcp_space_from_win`: the buffer that holds a `win`-byte window.
-    pub(super) fn space_from_win(&self, win: u64) -> u64 {
-        //= linux:v6.13:include/net/tcp.h#__tcp_space_from_win
-        if self.knobs.measured_scaling_ratio {
-            (win << TCP_RMEM_TO_WIN_SCALE) / (self.scaling_ratio.max(1) as u64)
-        } else {
-            win.saturating_mul(2)
-        }
-    }
-
-    /// `tcp_space`: window the free buffer could hold (may be negative).
-    pub(super) fn tcp_space(&self) -> i64 {
-        //= linux:v6.13:include/net/tcp.h#tcp_space
-        let free = self.rcvbuf as i64 - self.rmem_alloc().min(i64::MAX as u64 / 2) as i64;
-        self.win_from_space(free)
-    }
-
-    /// `tcp_full_space`: window an empty buffer holds.
-    pub(super) fn full_space(&self) -> i64 {
-        //= linux:v6.13:include/net/tcp.h#tcp_full_space
-        self.win_from_space(self.rcvbuf as i64)
     }
 
     // ------------------------------------------------------------------
@@ -133,8 +95,8 @@ impl Receiver {
     pub(super) fn select_window_raw(&mut self) -> u32 {
         //= linux:v6.13:net/ipv4/tcp_output.c#__tcp_select_window
         let mut mss = self.rcv_mss as i64;
-        let mut free_space = self.tcp_space();
-        let allowed_space = self.full_space();
+        let mut free_space = self.buf.tcp_space(self.ofo.truesize());
+        let allowed_space = self.buf.full_space();
         let full_space = (self.window_clamp as i64).min(allowed_space);
         let wscale = self.rcv_wscale.min(TCP_MAX_WSCALE) as u32;
         if mss > full_space {
