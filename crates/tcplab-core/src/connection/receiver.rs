@@ -45,10 +45,11 @@ use delack::{
 };
 use ofo_queue::{OfoQueue, OfoRange};
 use rcv_rtt::RcvRttEst;
-use rcvbuf::{truesize, RcvBuf, SOCK_MIN_RCVBUF, SYSCTL_RMEM_MAX};
+use rcvbuf::{truesize, RcvBuf};
 use sack::SackState;
 use sack_compress::SackCompress;
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum, TcpFlags, MAX_SACK_BLOCKS};
+use window::RcvWindow;
 
 // ---------------------------------------------------------------------------
 // Constants (kernel names)
@@ -68,12 +69,6 @@ const MAX_TCP_OPTION_SPACE: u32 = 40;
 const TCPOLEN_SACK_BASE_ALIGNED: u32 = 4;
 /// `TCPOLEN_SACK_PERBLOCK`, bytes.
 const TCPOLEN_SACK_PERBLOCK: u32 = 8;
-/// `TCP_INIT_CWND`: `tcp_init_buffer_space` sizes the first DRS round to it.
-const TCP_INIT_CWND: u32 = 10;
-/// `TCP_MAX_WSCALE` (RFC 7323 §2.3).
-const TCP_MAX_WSCALE: u8 = 14;
-/// `sysctl_tcp_app_win` default: part of the buffer kept for the application.
-const TCP_APP_WIN: u32 = 31;
 /// `net.ipv4.tcp_comp_sack_nr` default: most ACKs one compressed ACK stands for.
 const TCP_COMP_SACK_NR: u32 = 44;
 /// `net.ipv4.tcp_comp_sack_delay_ns` default (1 ms).
@@ -356,31 +351,23 @@ pub(crate) struct Receiver {
 
     // ---- negotiated ----
     tstamp_ok: bool,
-    wscale_ok: bool,
-    /// Our window-scale shift (`rx_opt.rcv_wscale`).
-    rcv_wscale: u8,
     ecn_ok: bool,
 
     // ---- sequence space ----
     rcv_nxt: SeqNum,
-    /// `rcv_nxt` when the window was last advertised.
-    rcv_wup: SeqNum,
     /// First byte the application has not read.
     copied_seq: SeqNum,
-    /// Window last advertised, bytes (unscaled).
-    rcv_wnd: u32,
     /// `tcpi_bytes_received`.
     bytes_received: u64,
     /// In-order payload bytes not yet read.
     unread: u64,
     fin_received: bool,
 
-    // ---- receive memory and window ----
-    /// Largest window we will advertise, bytes.
-    window_clamp: u32,
-    /// Window growth limit while the flow ramps up (`tcp_grow_window`), bytes.
-    rcv_ssthresh: u32,
+    // ---- out-of-order queue ----
     ofo: OfoQueue,
+
+    // ---- the advertised window ----
+    win: RcvWindow,
 
     // ---- receive buffer and its autotuning (DRS) ----
     buf: RcvBuf,
@@ -436,19 +423,14 @@ impl Receiver {
             advmss,
             tcp_header_len: TCP_HDR_LEN,
             tstamp_ok: false,
-            wscale_ok: cfg.tcp_window_scaling,
-            rcv_wscale: 0,
             ecn_ok: false,
             rcv_nxt: SeqNum(0),
-            rcv_wup: SeqNum(0),
             copied_seq: SeqNum(0),
-            rcv_wnd: 0,
             bytes_received: 0,
             unread: 0,
             fin_received: false,
-            window_clamp: 0,
-            rcv_ssthresh: 0,
             ofo: OfoQueue::default(),
+            win: RcvWindow::new(cfg.tcp_window_scaling),
             buf: RcvBuf::new(cfg, knobs.measured_scaling_ratio),
             rcv_rtt: RcvRttEst::default(),
             sack: SackState::new(cfg.tcp_dsack),
@@ -465,47 +447,8 @@ impl Receiver {
         // tcp_connect_init: a locked buffer also clamps the window.
         let clamp = if r.buf.locked() { r.buf.full_space().max(0) as u32 } else { 0 };
         let space = r.buf.full_space().max(0) as u32;
-        r.select_initial_window(space, r.advmss, clamp, r.cfg_wscale);
+        r.win.select_initial(space, r.advmss, clamp, r.cfg_wscale, r.buf.rmem_max(), r.knobs.init_rwnd_segs);
         r
-    }
-
-    /// `tcp_select_initial_window`: the window and window-scale shift to
-    /// offer in the SYN or SYN-ACK, from the buffer `space` (bytes), the
-    /// MSS the peer will use, and the clamp (0 = none).
-    ///
-    /// Current kernels offer `space` rounded down to a whole number of MSS,
-    /// at most 65535 (the SYN's window field is never scaled), and pick the
-    /// shift from the largest buffer autotuning could reach
-    /// (max(`tcp_rmem[2]`, `rmem_max`)).
-    fn select_initial_window(&mut self, space: u32, mss: u32, clamp: u32, wscale_ok: bool) {
-        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_select_initial_window
-        let mss = mss.max(1);
-        let mut clamp = if clamp == 0 { (u16::MAX as u32) << TCP_MAX_WSCALE } else { clamp };
-        let mut space = space.min(clamp);
-        if space > mss {
-            space = space / mss * mss;
-        }
-        let mut rcv_wnd = space.min(u16::MAX as u32);
-        // ≤ v5.3: tcp_default_init_rwnd (2·TCP_INIT_CWND, fewer above 1460).
-        if self.knobs.init_rwnd_segs > 0 {
-            let mut segs = self.knobs.init_rwnd_segs;
-            if mss > 1460 {
-                segs = (1460 * segs / mss).max(2);
-            }
-            rcv_wnd = rcv_wnd.min(segs.saturating_mul(mss));
-        }
-        let mut wscale = 0u8;
-        if wscale_ok {
-            let s = space.max(self.buf.rmem_max()).max(SYSCTL_RMEM_MAX).min(clamp);
-            let log2 = if s == 0 { 0 } else { 31 - s.leading_zeros() };
-            wscale = log2.saturating_sub(15).min(TCP_MAX_WSCALE as u32) as u8;
-        }
-        clamp = clamp.min((u16::MAX as u32) << wscale);
-        self.rcv_wnd = rcv_wnd;
-        self.rcv_ssthresh = rcv_wnd;
-        self.window_clamp = clamp;
-        self.rcv_wscale = wscale;
-        self.wscale_ok = wscale_ok;
     }
 
     /// The peer's SYN (`passive`, `tcp_openreq_init_rwin` and
@@ -526,14 +469,14 @@ impl Receiver {
             let full = self.buf.full_space().max(0) as u32;
             let clamp = if self.buf.locked() { full } else { 0 };
             let mss = self.advmss.saturating_sub(if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 });
-            self.select_initial_window(full, mss, clamp, peer_wscale);
+            self.win.select_initial(full, mss, clamp, peer_wscale, self.buf.rmem_max(), self.knobs.init_rwnd_segs);
         } else {
             if !peer_wscale {
                 // "RFC1323: The window in SYN & SYN/ACK segments is never
                 // scaled" — and without the peer's option we do not scale.
-                self.rcv_wscale = 0;
-                self.wscale_ok = false;
-                self.window_clamp = self.window_clamp.min(u16::MAX as u32);
+                self.win.rcv_wscale = 0;
+                self.win.wscale_ok = false;
+                self.win.window_clamp = self.win.window_clamp.min(u16::MAX as u32);
             }
             if self.tstamp_ok {
                 // The active side subtracts the option from advmss.
@@ -545,14 +488,14 @@ impl Receiver {
             self.ts_recent = tsval;
         }
         self.rcv_nxt = irs + 1;
-        self.rcv_wup = self.rcv_nxt;
+        self.win.rcv_wup = self.rcv_nxt;
         self.copied_seq = self.rcv_nxt;
         self.buf.on_syn(self.rcv_nxt);
         self.comp.on_syn(self.rcv_nxt);
         // tcp_initialize_rcv_mss: under-estimate the peer's MSS.
         let peer_mss = opts.mss.map(u32::from).unwrap_or(TCP_MSS_DEFAULT);
         let mss_cache = peer_mss.min(base_mss).saturating_sub(if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 });
-        let hint = self.advmss.min(mss_cache).min(self.rcv_wnd / 2).clamp(TCP_MIN_MSS, TCP_MSS_DEFAULT);
+        let hint = self.advmss.min(mss_cache).min(self.win.rcv_wnd / 2).clamp(TCP_MIN_MSS, TCP_MSS_DEFAULT);
         self.rcv_mss = hint;
     }
 
@@ -564,30 +507,18 @@ impl Receiver {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_init_buffer_space
         self.delack.on_established(now);
         let maxwin = self.buf.full_space().max(0) as u32;
-        let advmss = self.advmss;
-        if self.window_clamp >= maxwin {
-            self.window_clamp = maxwin;
-            if maxwin > 4 * advmss {
-                self.window_clamp = (maxwin - (maxwin >> TCP_APP_WIN)).max(4 * advmss);
-            }
-        }
-        // "Force reservation of one segment."
-        if self.window_clamp > 2 * advmss && self.window_clamp.saturating_add(advmss) > maxwin {
-            self.window_clamp = (2 * advmss).max(maxwin.saturating_sub(advmss));
-        }
-        self.rcv_ssthresh = self.rcv_ssthresh.min(self.window_clamp);
-        let space = self.rcv_ssthresh.min(self.rcv_wnd).min(TCP_INIT_CWND * advmss).max(1);
+        let space = self.win.init_buffer_space(maxwin, self.advmss);
         self.buf.init_space(now, self.copied_seq, space);
     }
 
     /// Window field of our SYN or SYN-ACK (never scaled).
     pub(crate) fn syn_window(&self) -> u16 {
-        self.rcv_wnd.min(u16::MAX as u32) as u16
+        self.win.rcv_wnd.min(u16::MAX as u32) as u16
     }
 
     /// Window-scale option for our SYN or SYN-ACK, if we send one.
     pub(crate) fn offered_wscale(&self) -> Option<u8> {
-        self.wscale_ok.then_some(self.rcv_wscale)
+        self.win.wscale_ok.then_some(self.win.rcv_wscale)
     }
 
     // ------------------------------------------------------------------
@@ -599,7 +530,7 @@ impl Receiver {
     pub(crate) fn acceptable(&self, seg: &SegmentRepr) -> bool {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_sequence
         let end = seg_end_syn(seg);
-        !end.before(self.rcv_wup) && !seg.seq.after(self.rcv_nxt + self.receive_window())
+        !end.before(self.win.rcv_wup) && !seg.seq.after(self.rcv_nxt + self.receive_window())
     }
 
     /// PAWS (`tcp_paws_discard` without its disordered-ACK exception, which
@@ -704,7 +635,7 @@ impl Receiver {
     fn replace_ts_recent(&mut self, seg: &SegmentRepr) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_replace_ts_recent
         if let (true, Some((tsval, _))) = (self.tstamp_ok, seg.options.timestamp) {
-            if !seg.seq.after(self.rcv_wup) && self.paws_check(tsval, 0) {
+            if !seg.seq.after(self.win.rcv_wup) && self.paws_check(tsval, 0) {
                 self.ts_recent = tsval;
             }
         }
@@ -858,8 +789,8 @@ impl Receiver {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_event_data_recv
         self.delack.pending |= ICSK_ACK_SCHED;
         self.measure_rcv_mss(seg);
-        self.rcv_rtt.measure(now, self.rcv_nxt, self.rcv_wnd);
-        self.delack.on_data_recv(now, env.rto, self.rcv_wnd, self.rcv_mss);
+        self.rcv_rtt.measure(now, self.rcv_nxt, self.win.rcv_wnd);
+        self.delack.on_data_recv(now, env.rto, self.win.rcv_wnd, self.rcv_mss);
         self.ecn_check_ce(seg, env, out);
         if seg.payload_len >= 128 {
             self.grow_window(seg.payload_len);
@@ -878,8 +809,8 @@ impl Receiver {
         if len >= self.rcv_mss {
             if len != self.rcv_mss && self.buf.measure_scaling_ratio(len) {
                 let w = self.buf.full_space().max(0) as u32;
-                self.set_window_clamp(w);
-                self.buf.cap_space(self.window_clamp);
+                self.win.set_clamp(w);
+                self.buf.cap_space(self.win.window_clamp);
             }
             self.rcv_mss = len.min(self.advmss);
             // "If the skb has a len of exactly 1*MSS and has the PSH bit set
@@ -907,76 +838,13 @@ impl Receiver {
         }
     }
 
-    /// `tcp_set_window_clamp`: a smaller clamp also lowers `rcv_ssthresh`; a
-    /// larger one lets it follow up to the last advertised window.
-    fn set_window_clamp(&mut self, val: u32) {
-        //= linux:v6.13:net/ipv4/tcp.c#tcp_set_window_clamp
-        let new = val.max(SOCK_MIN_RCVBUF / 2);
-        let old = self.window_clamp;
-        if new == old {
-            return;
-        }
-        self.window_clamp = new;
-        if new < old {
-            self.rcv_ssthresh = self.rcv_ssthresh.min(new);
-        } else {
-            self.rcv_ssthresh = self.rcv_ssthresh.max(self.rcv_wnd.min(new));
-        }
-    }
-
-    /// `tcp_grow_window`: raise `rcv_ssthresh` while segments use the
-    /// buffer efficiently ("Increase window, if skb with such overhead will
-    /// fit to rcvbuf in future"), and grant a quick ACK so that the peer
-    /// hears of the larger window at once.
+    /// `tcp_grow_window` ([`RcvWindow::grow`]); a grown window earns a
+    /// quick ACK so that the peer hears of it at once.
     fn grow_window(&mut self, len: u32) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_grow_window
-        let ts = truesize(len);
-        if self.knobs.grow_window_room {
-            let room =
-                (self.window_clamp as i64).min(self.buf.tcp_space(self.ofo.truesize())) - self.rcv_ssthresh as i64;
-            if room <= 0 {
-                return;
-            }
-            let mut incr = if self.buf.win_from_space(ts as i64) <= len as i64 {
-                2 * self.advmss as i64
-            } else {
-                self.grow_window_slow(len, ts)
-            };
-            if incr > 0 {
-                incr = incr.max(2 * len as i64);
-                self.rcv_ssthresh = (self.rcv_ssthresh as i64 + incr.min(room)).clamp(0, u32::MAX as i64) as u32;
-                self.delack.quick |= 1;
-            }
-        } else if self.rcv_ssthresh < self.window_clamp
-            && (self.rcv_ssthresh as i64) < self.buf.tcp_space(self.ofo.truesize())
-        {
-            let incr = if self.buf.win_from_space(ts as i64) <= len as i64 {
-                2 * self.advmss as i64
-            } else {
-                self.grow_window_slow(len, ts)
-            };
-            if incr > 0 {
-                self.rcv_ssthresh = (self.rcv_ssthresh as i64 + incr).min(self.window_clamp as i64) as u32;
-                self.delack.quick |= 1;
-            }
+        let (buf, ofo) = (&self.buf, self.ofo.truesize());
+        if self.win.grow(len, truesize(len), buf, ofo, self.advmss, self.rcv_mss, self.knobs.grow_window_room) {
+            self.delack.quick |= 1;
         }
-    }
-
-    /// `__tcp_grow_window`, the slow part of check #2: a wasteful segment
-    /// may still grow the window while `rcv_ssthresh` is small relative to
-    /// `tcp_rmem[2]`.
-    fn grow_window_slow(&self, len: u32, ts: u64) -> i64 {
-        //= linux:v6.13:net/ipv4/tcp_input.c#__tcp_grow_window
-        let mut truesize = self.buf.win_from_space(ts as i64) >> 1;
-        let mut window = self.buf.win_from_space(self.buf.rmem_max() as i64) >> 1;
-        while self.rcv_ssthresh as i64 <= window {
-            if truesize <= len as i64 {
-                return 2 * self.rcv_mss as i64;
-            }
-            truesize >>= 1;
-            window >>= 1;
-        }
-        0
     }
 
     /// `__tcp_ecn_check_ce`: a CE mark asks for ECE until CWR and for quick
@@ -1126,6 +994,104 @@ impl Receiver {
     }
 
     // ------------------------------------------------------------------
+    // Receive memory
+    // ------------------------------------------------------------------
+
+    /// `sk_rmem_alloc`: truesize of everything queued, bytes.
+    fn rmem_alloc(&self) -> u64 {
+        self.buf.rmem_alloc(self.ofo.truesize())
+    }
+
+    /// `tcp_try_rmem_schedule`: is there room to queue `size` more bytes of
+    /// truesize? Over `sk_rcvbuf`, `tcp_prune_queue` first.
+    fn try_rmem_schedule(&mut self, in_seq: SeqNum, size: u64, mib: &mut Counters) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_try_rmem_schedule
+        let _ = size;
+        if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
+            return true;
+        }
+        self.prune_queue(in_seq, mib)
+    }
+
+    /// `tcp_prune_queue`: raise the buffer if autotuning may
+    /// (`tcp_clamp_window`), collapse the queues, then drop out-of-order
+    /// data from the top. Returns whether memory is within `sk_rcvbuf`.
+    fn prune_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_queue
+        mib_add(mib, self.extra_mib.prune_called, 1);
+        if self.rmem_alloc() >= self.buf.rcvbuf as u64 {
+            self.clamp_window();
+        }
+        if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
+            return true;
+        }
+        // tcp_collapse_ofo_queue + tcp_collapse of the receive queue.
+        self.ofo.collapse();
+        self.buf.collapse(self.unread);
+        if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
+            return true;
+        }
+        self.prune_ofo_queue(in_seq, mib);
+        if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
+            return true;
+        }
+        mib_add(mib, self.extra_mib.rcv_pruned, 1);
+        false
+    }
+
+    /// `tcp_clamp_window`: "Recalculate window clamp after socket hit its
+    /// memory bounds."
+    fn clamp_window(&mut self) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_clamp_window
+        self.delack.quick = 0;
+        let rmem = self.rmem_alloc().min(u32::MAX as u64) as u32;
+        self.buf.clamp(rmem);
+        if rmem > self.buf.rcvbuf {
+            self.win.rcv_ssthresh = self.win.window_clamp.min(2 * self.advmss);
+        }
+    }
+
+    /// `tcp_prune_ofo_queue`: drop out-of-order ranges from the highest,
+    /// stopping where the incoming segment would land last, and forget the
+    /// SACK state.
+    fn prune_ofo_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_ofo_queue
+        let pruned = self.ofo.prune(in_seq, self.buf.rcvbuf, self.buf.rcvq_truesize);
+        if pruned {
+            mib_add(mib, self.extra_mib.ofo_pruned, 1);
+            if self.sack.ok {
+                self.sack.reset();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Window selection
+    // ------------------------------------------------------------------
+
+    /// `tcp_receive_window`: what is left of the window last advertised.
+    fn receive_window(&self) -> u32 {
+        self.win.receive_window(self.rcv_nxt)
+    }
+
+    /// `__tcp_select_window` for the buffer as it is now; a buffer under
+    /// half free ends quick-ACK mode.
+    fn select_window_raw(&mut self) -> u32 {
+        let free_space = self.buf.tcp_space(self.ofo.truesize());
+        let (window, short) = self.win.select_raw(self.rcv_mss, free_space, self.buf.full_space());
+        if short {
+            self.delack.quick = 0;
+        }
+        window
+    }
+
+    /// `tcp_select_window`: the scaled window field for an outgoing segment.
+    fn select_window(&mut self) -> u16 {
+        let new_win = self.select_window_raw();
+        self.win.select(self.rcv_nxt, new_win)
+    }
+
+    // ------------------------------------------------------------------
     // ACK decisions
     // ------------------------------------------------------------------
 
@@ -1141,9 +1107,9 @@ impl Receiver {
             // "We sent a data segment already."
             return AckDecision::None;
         }
-        let unacked = self.rcv_nxt - self.rcv_wup;
+        let unacked = self.rcv_nxt - self.win.rcv_wup;
         let more_than_one = unacked > self.rcv_mss
-            && ((self.rcv_nxt - self.copied_seq) < SK_RCVLOWAT || self.select_window_raw() >= self.rcv_wnd);
+            && ((self.rcv_nxt - self.copied_seq) < SK_RCVLOWAT || self.select_window_raw() >= self.win.rcv_wnd);
         if more_than_one || self.delack.in_quickack_mode() || self.delack.pending & ICSK_ACK_NOW != 0 {
             return AckDecision::Now;
         }
@@ -1178,7 +1144,7 @@ impl Receiver {
 
     /// `tcp_enter_quickack_mode`, sized by the window last advertised.
     fn enter_quickack_mode(&mut self, max: u8) {
-        self.delack.enter_quickack_mode(self.rcv_wnd, self.rcv_mss, max);
+        self.delack.enter_quickack_mode(self.win.rcv_wnd, self.rcv_mss, max);
     }
 
     // ------------------------------------------------------------------
@@ -1290,14 +1256,14 @@ impl Receiver {
             // was a small segment in queue."
             let pushed = self.delack.pending & ICSK_ACK_PUSHED2 != 0
                 || (self.delack.pending & ICSK_ACK_PUSHED != 0 && !self.delack.in_pingpong_mode());
-            if (self.rcv_nxt - self.rcv_wup) > self.rcv_mss || (copied > 0 && pushed && self.rmem_alloc() == 0) {
+            if (self.rcv_nxt - self.win.rcv_wup) > self.rcv_mss || (copied > 0 && pushed && self.rmem_alloc() == 0) {
                 time_to_ack = true;
             }
         }
         if copied > 0 && !time_to_ack && !self.fin_received {
             let now_win = self.receive_window() as u64;
             // "Optimize, __tcp_select_window() is not cheap."
-            if 2 * now_win <= self.window_clamp as u64 {
+            if 2 * now_win <= self.win.window_clamp as u64 {
                 let new_win = self.select_window_raw() as u64;
                 if new_win != 0 && new_win >= 2 * now_win {
                     time_to_ack = true;
@@ -1313,7 +1279,7 @@ impl Receiver {
     fn rcv_space_adjust(&mut self, now: Instant) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_space_adjust
         if let Some(clamp) = self.buf.space_adjust(now, self.copied_seq, self.rcv_rtt.rtt_us, self.advmss) {
-            self.window_clamp = clamp;
+            self.win.window_clamp = clamp;
         }
     }
 
@@ -1373,7 +1339,7 @@ impl Receiver {
     }
     /// Window last advertised, bytes (`tcpi_rcv_wnd`).
     pub(crate) fn rcv_wnd(&self) -> u32 {
-        self.rcv_wnd
+        self.win.rcv_wnd
     }
 }
 

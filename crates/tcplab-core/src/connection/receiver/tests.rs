@@ -179,7 +179,7 @@ impl Harness {
     /// spent and the window fully grown, as after slow start.
     fn steady(&mut self) {
         self.r.delack.quick = 0;
-        self.r.rcv_ssthresh = self.r.window_clamp;
+        self.r.win.rcv_ssthresh = self.r.win.window_clamp;
     }
 }
 
@@ -196,10 +196,10 @@ impl Receiver {
     }
     /// Our window-scale shift.
     fn rcv_wscale(&self) -> u8 {
-        self.rcv_wscale
+        self.win.rcv_wscale
     }
     fn window_clamp(&self) -> u32 {
-        self.window_clamp
+        self.win.window_clamp
     }
     /// `sk_rcvbuf`, bytes.
     fn rcvbuf(&self) -> u32 {
@@ -269,7 +269,7 @@ fn sanity(r: &Receiver, timers: &TimerTable) {
     if r.unread == 0 && !r.fin_received {
         assert_eq!(r.buf.rcvq_truesize, 0);
     }
-    assert!(r.rcv_wscale <= TCP_MAX_WSCALE);
+    assert!(r.win.rcv_wscale <= window::TCP_MAX_WSCALE);
     assert!(r.rcv_mss >= 1);
     // The delayed-ACK timer is armed exactly while ICSK_ACK_TIMER is set.
     assert_eq!(timers.is_set(Timer::Dack), r.delack.pending & ICSK_ACK_TIMER != 0, "ICSK_ACK_TIMER vs Timer::Dack");
