@@ -58,11 +58,11 @@ use window::RcvWindow;
 // ---------------------------------------------------------------------------
 
 /// `TCP_MSS_DEFAULT` (include/net/tcp.h), bytes.
-const TCP_MSS_DEFAULT: u32 = 536;
+pub(super) const TCP_MSS_DEFAULT: u32 = 536;
 /// `TCP_MIN_MSS` (include/net/tcp.h), bytes.
-const TCP_MIN_MSS: u32 = 88;
+pub(super) const TCP_MIN_MSS: u32 = 88;
 /// `sizeof(struct tcphdr)`, bytes.
-const TCP_HDR_LEN: u32 = 20;
+pub(super) const TCP_HDR_LEN: u32 = 20;
 /// `TCPOLEN_TSTAMP_ALIGNED`, bytes.
 const TCPOLEN_TSTAMP_ALIGNED: u32 = 12;
 /// `MAX_TCP_OPTION_SPACE`, bytes.
@@ -287,10 +287,6 @@ pub(crate) struct Receiver {
 
     // ---- delayed ACK ----
     delack: DelayedAck,
-    /// `icsk_ack.last_seg_size`, bytes.
-    last_seg_size: u32,
-    /// Estimated peer MSS, bytes.
-    rcv_mss: u32,
 
     // ---- timestamps ----
     ts_recent: u32,
@@ -339,8 +335,6 @@ impl Receiver {
             sack: SackState::new(cfg.tcp_dsack),
             comp: SackCompress::new(),
             delack: DelayedAck::new(if cfg.hz == 0 { 1000 } else { cfg.hz }),
-            last_seg_size: 0,
-            rcv_mss: TCP_MSS_DEFAULT,
             ts_recent: 0,
             demand_cwr: false,
             ecn_seen: false,
@@ -399,7 +393,7 @@ impl Receiver {
         let peer_mss = opts.mss.map(u32::from).unwrap_or(TCP_MSS_DEFAULT);
         let mss_cache = peer_mss.min(base_mss).saturating_sub(if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 });
         let hint = self.advmss.min(mss_cache).min(self.win.rcv_wnd / 2).clamp(TCP_MIN_MSS, TCP_MSS_DEFAULT);
-        self.rcv_mss = hint;
+        self.delack.rcv_mss = hint;
     }
 
     /// The connection reached ESTABLISHED (`tcp_finish_connect` /
@@ -519,7 +513,7 @@ impl Receiver {
             }
         }
         if let (true, Some((_, tsecr))) = (self.tstamp_ok, seg.options.timestamp) {
-            self.rcv_rtt.measure_ts(tsecr, env.tsval_now, end_seq - seq >= self.rcv_mss);
+            self.rcv_rtt.measure_ts(tsecr, env.tsval_now, end_seq - seq >= self.delack.rcv_mss);
         }
 
         // After our FIN-reception, data at or beyond rcv_nxt is not queued
@@ -693,59 +687,32 @@ impl Receiver {
         self.delack.pending |= ICSK_ACK_SCHED;
         self.measure_rcv_mss(seg);
         self.rcv_rtt.measure(now, self.rcv_nxt, self.win.rcv_wnd);
-        self.delack.on_data_recv(now, env.rto, self.win.rcv_wnd, self.rcv_mss);
+        self.delack.on_data_recv(now, env.rto, self.win.rcv_wnd);
         self.ecn_check_ce(seg, env, out);
         if seg.payload_len >= 128 {
             self.grow_window(seg.payload_len);
         }
     }
 
-    /// `tcp_measure_rcv_mss`: track the peer's segment size for the
-    /// "ACK every second full-sized segment" rule. A full-sized segment
-    /// also refreshes `scaling_ratio` (≥ v6.5) and `window_clamp` with it
-    /// (≥ v6.12); a pushed or short segment marks `ICSK_ACK_PUSHED`.
+    /// `tcp_measure_rcv_mss` ([`DelayedAck::measure_rcv_mss`]). A segment
+    /// above the MSS estimate also refreshes `scaling_ratio` (≥ v6.5) and
+    /// `window_clamp` with it (≥ v6.12).
     fn measure_rcv_mss(&mut self, seg: &SegmentRepr) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_measure_rcv_mss
-        let lss = self.last_seg_size;
-        self.last_seg_size = 0;
         let len = seg.payload_len;
-        if len >= self.rcv_mss {
-            if len != self.rcv_mss && self.buf.measure_scaling_ratio(len) {
-                let w = self.buf.full_space().max(0) as u32;
-                self.win.set_clamp(w);
-                self.buf.cap_space(self.win.window_clamp);
-            }
-            self.rcv_mss = len.min(self.advmss);
-            // "If the skb has a len of exactly 1*MSS and has the PSH bit set
-            // then it is likely the end of an application write."
-            if seg.flags.contains(TcpFlags::PSH) {
-                self.delack.pending |= ICSK_ACK_PUSHED;
-            }
-        } else {
-            // "len" is invariant segment length, including TCP header.
-            let hdr = TCP_HDR_LEN + seg.options.wire_len() as u32;
-            let len = len + hdr;
-            let remnant = seg.flags.0 & (TcpFlags::FIN.0 | TcpFlags::URG.0 | TcpFlags::SYN.0 | TcpFlags::PSH.0) != 0;
-            if len >= TCP_MSS_DEFAULT + TCP_HDR_LEN || (len >= TCP_MIN_MSS + TCP_HDR_LEN && !remnant) {
-                let len = len.saturating_sub(self.tcp_header_len);
-                self.last_seg_size = len;
-                if len == lss {
-                    self.rcv_mss = len.max(1);
-                    return;
-                }
-            }
-            if self.delack.pending & ICSK_ACK_PUSHED != 0 {
-                self.delack.pending |= ICSK_ACK_PUSHED2;
-            }
-            self.delack.pending |= ICSK_ACK_PUSHED;
+        if len > self.delack.rcv_mss && self.buf.measure_scaling_ratio(len) {
+            let w = self.buf.full_space().max(0) as u32;
+            self.win.set_clamp(w);
+            self.buf.cap_space(self.win.window_clamp);
         }
+        self.delack.measure_rcv_mss(seg, self.advmss, self.tcp_header_len);
     }
 
     /// `tcp_grow_window` ([`RcvWindow::grow`]); a grown window earns a
     /// quick ACK so that the peer hears of it at once.
     fn grow_window(&mut self, len: u32) {
         let (buf, ofo) = (&self.buf, self.ofo.truesize());
-        if self.win.grow(len, truesize(len), buf, ofo, self.advmss, self.rcv_mss, self.knobs.grow_window_room) {
+        if self.win.grow(len, truesize(len), buf, ofo, self.advmss, self.delack.rcv_mss, self.knobs.grow_window_room) {
             self.delack.quick |= 1;
         }
     }
@@ -981,7 +948,7 @@ impl Receiver {
     /// half free ends quick-ACK mode.
     fn select_window_raw(&mut self) -> u32 {
         let free_space = self.buf.tcp_space(self.ofo.truesize());
-        let (window, short) = self.win.select_raw(self.rcv_mss, free_space, self.buf.full_space());
+        let (window, short) = self.win.select_raw(self.delack.rcv_mss, free_space, self.buf.full_space());
         if short {
             self.delack.quick = 0;
         }
@@ -1011,7 +978,7 @@ impl Receiver {
             return AckDecision::None;
         }
         let unacked = self.rcv_nxt - self.win.rcv_wup;
-        let more_than_one = unacked > self.rcv_mss
+        let more_than_one = unacked > self.delack.rcv_mss
             && ((self.rcv_nxt - self.copied_seq) < SK_RCVLOWAT || self.select_window_raw() >= self.win.rcv_wnd);
         if more_than_one || self.delack.in_quickack_mode() || self.delack.pending & ICSK_ACK_NOW != 0 {
             return AckDecision::Now;
@@ -1047,7 +1014,7 @@ impl Receiver {
 
     /// `tcp_enter_quickack_mode`, sized by the window last advertised.
     fn enter_quickack_mode(&mut self, max: u8) {
-        self.delack.enter_quickack_mode(self.win.rcv_wnd, self.rcv_mss, max);
+        self.delack.enter_quickack_mode(self.win.rcv_wnd, max);
     }
 
     // ------------------------------------------------------------------
@@ -1159,7 +1126,9 @@ impl Receiver {
             // was a small segment in queue."
             let pushed = self.delack.pending & ICSK_ACK_PUSHED2 != 0
                 || (self.delack.pending & ICSK_ACK_PUSHED != 0 && !self.delack.in_pingpong_mode());
-            if (self.rcv_nxt - self.win.rcv_wup) > self.rcv_mss || (copied > 0 && pushed && self.rmem_alloc() == 0) {
+            if (self.rcv_nxt - self.win.rcv_wup) > self.delack.rcv_mss
+                || (copied > 0 && pushed && self.rmem_alloc() == 0)
+            {
                 time_to_ack = true;
             }
         }
@@ -1238,7 +1207,7 @@ impl Receiver {
     }
     /// `icsk_ack.rcv_mss` (`tcpi_rcv_mss`).
     pub(crate) fn rcv_mss(&self) -> u32 {
-        self.rcv_mss
+        self.delack.rcv_mss
     }
     /// Window last advertised, bytes (`tcpi_rcv_wnd`).
     pub(crate) fn rcv_wnd(&self) -> u32 {

@@ -12,11 +12,12 @@
 //! connection's [`TimerTable`] (`Timer::Dack`), armed exactly while
 //! `ICSK_ACK_TIMER` is set.
 
-use super::AckDecision;
+use super::{AckDecision, TCP_HDR_LEN, TCP_MIN_MSS, TCP_MSS_DEFAULT};
 use crate::connection::timer::{Timer, TimerTable};
 use crate::counters::{Counters, Mib};
 use crate::rtt::usecs_to_jiffies_unclamped;
 use crate::time::{Duration, Instant};
+use tcplab_wire::{SegmentRepr, TcpFlags};
 
 /// `TCP_MAX_QUICKACKS` (include/net/tcp.h): most quick ACKs granted at once.
 pub(super) const TCP_MAX_QUICKACKS: u8 = 16;
@@ -38,8 +39,9 @@ pub(super) const ICSK_ACK_NOW: u8 = 16;
 /// `ICSK_ACK_NOMEM`: an ACK is owed because data was dropped for memory.
 pub(super) const ICSK_ACK_NOMEM: u8 = 32;
 
-/// `icsk_ack` plus the two time stamps pingpong detection compares
-/// (`lrcvtime`, `tp->lsndtime`).
+/// `icsk_ack` (with its estimate of the peer's MSS, which sizes the
+/// "ACK every second full-sized segment" rule) plus the two time stamps
+/// pingpong detection compares (`lrcvtime`, `tp->lsndtime`).
 #[derive(Clone, Debug)]
 pub(super) struct DelayedAck {
     /// `HZ`: the jiffy clock's rate.
@@ -61,6 +63,10 @@ pub(super) struct DelayedAck {
     lrcvtime: u32,
     /// Last data send time (`tp->lsndtime`), jiffies.
     lsndtime: u32,
+    /// `icsk_ack.last_seg_size`, bytes.
+    last_seg_size: u32,
+    /// `icsk_ack.rcv_mss`: estimated peer MSS, bytes.
+    pub(super) rcv_mss: u32,
 }
 
 impl DelayedAck {
@@ -75,6 +81,8 @@ impl DelayedAck {
             delayed_ack_reserved: false,
             lrcvtime: 0,
             lsndtime: 0,
+            last_seg_size: 0,
+            rcv_mss: TCP_MSS_DEFAULT,
         }
     }
 
@@ -90,11 +98,11 @@ impl DelayedAck {
     // Quick ACK and pingpong (inet_connection_sock.h, tcp_input.c)
     // ------------------------------------------------------------------
 
-    /// `tcp_incr_quickack`: grant up to half a window of quick ACKs
-    /// (at least 2, at most `max`).
-    pub(super) fn incr_quickack(&mut self, rcv_wnd: u32, rcv_mss: u32, max: u8) {
+    /// `tcp_incr_quickack`: grant up to half a window (`rcv_wnd`) of quick
+    /// ACKs (at least 2, at most `max`).
+    fn incr_quickack(&mut self, rcv_wnd: u32, max: u8) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_incr_quickack
-        let rcv_mss = rcv_mss.max(1);
+        let rcv_mss = self.rcv_mss.max(1);
         let mut quickacks = rcv_wnd / (2 * rcv_mss);
         if quickacks == 0 {
             quickacks = 2;
@@ -106,9 +114,9 @@ impl DelayedAck {
     }
 
     /// `tcp_enter_quickack_mode`: ACK the next segments at once.
-    pub(super) fn enter_quickack_mode(&mut self, rcv_wnd: u32, rcv_mss: u32, max: u8) {
+    pub(super) fn enter_quickack_mode(&mut self, rcv_wnd: u32, max: u8) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_enter_quickack_mode
-        self.incr_quickack(rcv_wnd, rcv_mss, max);
+        self.incr_quickack(rcv_wnd, max);
         self.pingpong = 0;
         self.ato = self.ato_min();
     }
@@ -143,8 +151,8 @@ impl DelayedAck {
     /// The `ato` half of `tcp_event_data_recv`, per in-order data segment:
     /// adapt `ato` to the inter-arrival gap (DaveM: "When a connection
     /// starts up, we want to ack as quickly as possible"), bounded by the
-    /// RTO. `rcv_wnd` and `rcv_mss` size the quick-ACK grants.
-    pub(super) fn on_data_recv(&mut self, now: Instant, rto: Duration, rcv_wnd: u32, rcv_mss: u32) {
+    /// RTO. `rcv_wnd` sizes the quick-ACK grants.
+    pub(super) fn on_data_recv(&mut self, now: Instant, rto: Duration, rcv_wnd: u32) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_event_data_recv
         let j = self.jiffies(now);
         let ato_min = self.ato_min();
@@ -152,7 +160,7 @@ impl DelayedAck {
         if self.ato == 0 {
             // "The _first_ data packet received, initialize delayed ACK
             // engine."
-            self.incr_quickack(rcv_wnd, rcv_mss, TCP_MAX_QUICKACKS);
+            self.incr_quickack(rcv_wnd, TCP_MAX_QUICKACKS);
             self.ato = ato_min;
         } else {
             let m = j.wrapping_sub(self.lrcvtime) as i32;
@@ -167,10 +175,48 @@ impl DelayedAck {
             } else if (m as u32) > rto {
                 // "Too long gap. Apparently sender failed to restart
                 // window, so that we send ACKs quickly."
-                self.incr_quickack(rcv_wnd, rcv_mss, TCP_MAX_QUICKACKS);
+                self.incr_quickack(rcv_wnd, TCP_MAX_QUICKACKS);
             }
         }
         self.lrcvtime = j;
+    }
+
+    /// The `icsk_ack` part of `tcp_measure_rcv_mss`: track the peer's
+    /// segment size for the "ACK every second full-sized segment" rule,
+    /// learning a smaller MSS from two equal short segments in a row; a
+    /// pushed or short segment marks `ICSK_ACK_PUSHED` (twice:
+    /// `ICSK_ACK_PUSHED2`). `tcp_header_len` is the header we expect
+    /// (20, or 32 with timestamps).
+    pub(super) fn measure_rcv_mss(&mut self, seg: &SegmentRepr, advmss: u32, tcp_header_len: u32) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_measure_rcv_mss
+        let lss = self.last_seg_size;
+        self.last_seg_size = 0;
+        let len = seg.payload_len;
+        if len >= self.rcv_mss {
+            self.rcv_mss = len.min(advmss);
+            // "If the skb has a len of exactly 1*MSS and has the PSH bit set
+            // then it is likely the end of an application write."
+            if seg.flags.contains(TcpFlags::PSH) {
+                self.pending |= ICSK_ACK_PUSHED;
+            }
+        } else {
+            // "len" is invariant segment length, including TCP header.
+            let hdr = TCP_HDR_LEN + seg.options.wire_len() as u32;
+            let len = len + hdr;
+            let remnant = seg.flags.0 & (TcpFlags::FIN.0 | TcpFlags::URG.0 | TcpFlags::SYN.0 | TcpFlags::PSH.0) != 0;
+            if len >= TCP_MSS_DEFAULT + TCP_HDR_LEN || (len >= TCP_MIN_MSS + TCP_HDR_LEN && !remnant) {
+                let len = len.saturating_sub(tcp_header_len);
+                self.last_seg_size = len;
+                if len == lss {
+                    self.rcv_mss = len.max(1);
+                    return;
+                }
+            }
+            if self.pending & ICSK_ACK_PUSHED != 0 {
+                self.pending |= ICSK_ACK_PUSHED2;
+            }
+            self.pending |= ICSK_ACK_PUSHED;
+        }
     }
 
     /// `tcp_send_delayed_ack`: arm the delayed-ACK timer for `ato`, bounded
