@@ -24,6 +24,7 @@
 //!   a 40 ms timer armed mid-jiffy fires on the jiffy boundary.
 
 mod delack;
+mod ecn;
 mod knobs;
 mod ofo_queue;
 mod rcv_rtt;
@@ -44,13 +45,14 @@ use delack::{
     DelayedAck, ICSK_ACK_NOMEM, ICSK_ACK_NOW, ICSK_ACK_PUSHED, ICSK_ACK_PUSHED2, ICSK_ACK_SCHED, ICSK_ACK_TIMER,
     TCP_MAX_QUICKACKS,
 };
+use ecn::EcnEcho;
 use knobs::RcvKnobs;
 use ofo_queue::{OfoQueue, OfoRange};
 use rcv_rtt::RcvRttEst;
 use rcvbuf::{truesize, RcvBuf};
 use sack::SackState;
 use sack_compress::SackCompress;
-use tcplab_wire::{Ecn, SegmentRepr, SeqNum, TcpFlags, MAX_SACK_BLOCKS};
+use tcplab_wire::{SegmentRepr, SeqNum, TcpFlags, MAX_SACK_BLOCKS};
 use window::RcvWindow;
 
 // ---------------------------------------------------------------------------
@@ -258,7 +260,6 @@ pub(crate) struct Receiver {
 
     // ---- negotiated ----
     tstamp_ok: bool,
-    ecn_ok: bool,
 
     // ---- sequence space ----
     rcv_nxt: SeqNum,
@@ -291,11 +292,8 @@ pub(crate) struct Receiver {
     // ---- timestamps ----
     ts_recent: u32,
 
-    // ---- ECN ----
-    /// `TCP_ECN_DEMAND_CWR`: echo ECE until the peer's CWR.
-    demand_cwr: bool,
-    /// `TCP_ECN_SEEN`.
-    ecn_seen: bool,
+    // ---- ECN echo ----
+    ecn: EcnEcho,
 
     // ---- misc ----
     /// `tp->last_oow_ack_time`, jiffies; `None` = never.
@@ -322,7 +320,6 @@ impl Receiver {
             advmss,
             tcp_header_len: TCP_HDR_LEN,
             tstamp_ok: false,
-            ecn_ok: false,
             rcv_nxt: SeqNum(0),
             copied_seq: SeqNum(0),
             bytes_received: 0,
@@ -336,8 +333,7 @@ impl Receiver {
             comp: SackCompress::new(),
             delack: DelayedAck::new(if cfg.hz == 0 { 1000 } else { cfg.hz }),
             ts_recent: 0,
-            demand_cwr: false,
-            ecn_seen: false,
+            ecn: EcnEcho::default(),
             last_oow_ack_time: None,
             extra_mib: ExtraMibs::resolve(),
         };
@@ -495,7 +491,7 @@ impl Receiver {
     ) -> RcvOutcome {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_established
         let mut out = RcvOutcome::default();
-        self.ecn_ok = env.ecn_ok;
+        self.ecn.ok = env.ecn_ok;
         self.sack.dsack_this_seg = false;
         if seg.payload_len > MAX_SEGMENT_PAYLOAD {
             out.dropped = true;
@@ -543,11 +539,8 @@ impl Receiver {
     /// may be very low (even just 1 packet)".
     fn ecn_accept_cwr(&mut self, seg: &SegmentRepr, has_data: bool) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_ecn_accept_cwr
-        if seg.flags.cwr() {
-            self.demand_cwr = false;
-            if self.ack_on_cwr && has_data {
-                self.delack.pending |= ICSK_ACK_NOW;
-            }
+        if self.ecn.accept_cwr(seg.flags.cwr()) && self.ack_on_cwr && has_data {
+            self.delack.pending |= ICSK_ACK_NOW;
         }
     }
 
@@ -717,34 +710,11 @@ impl Receiver {
         }
     }
 
-    /// `__tcp_ecn_check_ce`: a CE mark asks for ECE until CWR and for quick
-    /// ACKs ("Better not delay acks, sender can have a very low cwnd"); a
-    /// not-ECT segment after ECT ones "is probably a retransmit".
+    /// `__tcp_ecn_check_ce` ([`EcnEcho::check_ce`]), with the quick ACKs
+    /// it may ask for.
     fn ecn_check_ce(&mut self, seg: &SegmentRepr, env: &RcvEnv, out: &mut RcvOutcome) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#__tcp_ecn_check_ce
-        if !env.ecn_ok {
-            return;
-        }
-        match seg.ecn {
-            Ecn::NotEct => {
-                if self.ecn_seen {
-                    self.enter_quickack_mode(self.knobs.ecn_quickacks);
-                }
-            }
-            Ecn::Ce => {
-                out.ce = Some(true);
-                if !env.ca_needs_ecn && !self.demand_cwr {
-                    self.enter_quickack_mode(self.knobs.ecn_quickacks);
-                    self.demand_cwr = true;
-                }
-                self.ecn_seen = true;
-            }
-            Ecn::Ect0 | Ecn::Ect1 => {
-                if out.ce.is_none() {
-                    out.ce = Some(false);
-                }
-                self.ecn_seen = true;
-            }
+        if env.ecn_ok && self.ecn.check_ce(seg.ecn, env.ca_needs_ecn, &mut out.ce) {
+            self.enter_quickack_mode(self.knobs.ecn_quickacks);
         }
     }
 
@@ -1050,7 +1020,7 @@ impl Receiver {
         if !self.comp.write_preflush(seg, room) {
             self.sack.write_option(seg, room);
         }
-        if self.ecn_ok && self.demand_cwr {
+        if self.ecn.ece() {
             seg.flags.insert(TcpFlags::ECE);
         }
     }
@@ -1161,7 +1131,7 @@ impl Receiver {
 
     /// Sets or clears `TCP_ECN_DEMAND_CWR` (DCTCP's `dctcp_ece_ack_update`).
     pub(crate) fn set_demand_cwr(&mut self, on: bool) {
-        self.demand_cwr = on;
+        self.ecn.demand_cwr = on;
     }
 
     /// Sets `ICSK_ACK_NOW` (DCTCP on a CE-state change, ≥ v4.18).

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::connection::timer::Timer;
-use tcplab_wire::{SackBlock, TcpOptions};
+use tcplab_wire::{Ecn, SackBlock, TcpOptions};
 
 /// The peer's ISN.
 const IRS: SeqNum = SeqNum(1_000_000);
@@ -211,7 +211,7 @@ impl Receiver {
     }
     /// `TCP_ECN_DEMAND_CWR`: ECE is being echoed.
     fn demand_cwr(&self) -> bool {
-        self.demand_cwr
+        self.ecn.demand_cwr
     }
     /// `tcpi_rcv_rtt`, µs (unscaled).
     fn rcv_rtt_us(&self) -> u32 {
@@ -888,7 +888,7 @@ fn test_established_cwr_data_acks_now() {
     send!(h, seg);
     h.sent.clear();
     h.steady();
-    h.r.demand_cwr = true;
+    h.r.ecn.demand_cwr = true;
     let seg = SegmentRepr { ecn: Ecn::Ect0, flags: TcpFlags::ACK | TcpFlags::CWR, ..h.data(MSS, 100) };
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Now);
@@ -903,7 +903,7 @@ fn test_established_cwr_data_legacy_delays() {
     send!(h, seg);
     h.sent.clear();
     h.steady();
-    h.r.demand_cwr = true;
+    h.r.ecn.demand_cwr = true;
     // A pure ACK with CWR is ignored before v5.8.
     let pure = SegmentRepr { flags: TcpFlags::ACK | TcpFlags::CWR, ..h.data(MSS, 0) };
     send!(h, pure);
@@ -918,7 +918,7 @@ fn test_established_cwr_data_legacy_delays() {
 fn test_established_cwr_pure_ack_clears_demand() {
     let mut h = Harness::server();
     h.env.ecn_ok = true;
-    h.r.demand_cwr = true;
+    h.r.ecn.demand_cwr = true;
     let pure = SegmentRepr { flags: TcpFlags::ACK | TcpFlags::CWR, ..h.data(0, 0) };
     let (_, d) = send!(h, pure);
     assert!(!h.r.demand_cwr());
