@@ -831,7 +831,7 @@ impl Connection {
         // tcp_sync_mss: the path MSS less the timestamp option.
         let mss = self.mss_clamp.min(self.cfg.advmss());
         self.tp.mss_cache = mss.saturating_sub(if self.tstamp_ok { 12 } else { 0 }).max(8);
-        self.rcv.on_syn(self.tp.now, seg.seq, o, passive);
+        self.rcv.on_syn(seg.seq, o, passive);
     }
 
     /// SYN-SENT (`tcp_rcv_synsent_state_process`).

@@ -349,9 +349,8 @@ impl Receiver {
     /// `tcp_rcv_synsent_state_process`): records the peer's ISN and
     /// `ts_recent`, negotiates SACK, timestamps and window scaling, and
     /// sizes the SYN-ACK's window on the passive side.
-    pub(crate) fn on_syn(&mut self, now: Instant, irs: SeqNum, opts: &tcplab_wire::TcpOptions, passive: bool) {
+    pub(crate) fn on_syn(&mut self, irs: SeqNum, opts: &tcplab_wire::TcpOptions, passive: bool) {
         //= linux:v6.13:net/ipv4/tcp_minisocks.c#tcp_openreq_init_rwin
-        let _ = now;
         let base_mss = self.advmss;
         self.sack.ok = self.cfg_sack && opts.sack_permitted;
         self.tstamp_ok = self.cfg_timestamps && opts.timestamp.is_some();
@@ -629,7 +628,7 @@ impl Receiver {
     ) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_data_queue
         let ts = truesize(seg.payload_len);
-        if !self.try_rmem_schedule(seq, ts, mib) {
+        if !self.try_rmem_schedule(seq, mib) {
             // "TODO: maybe ratelimit these WIN 0 ACK ?"
             self.delack.pending |= ICSK_ACK_NOMEM | ICSK_ACK_NOW | ICSK_ACK_SCHED;
             if self.unread > 0 && seg.payload_len > 0 {
@@ -795,7 +794,7 @@ impl Receiver {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_data_queue_ofo
         self.ecn_check_ce(seg, env, out);
         let ts = truesize(seg.payload_len);
-        if !self.try_rmem_schedule(seq, ts, mib) {
+        if !self.try_rmem_schedule(seq, mib) {
             mib_add(mib, self.extra_mib.ofo_drop, 1);
             out.dropped = true;
             return;
@@ -842,11 +841,11 @@ impl Receiver {
         self.buf.rmem_alloc(self.ofo.truesize())
     }
 
-    /// `tcp_try_rmem_schedule`: is there room to queue `size` more bytes of
-    /// truesize? Over `sk_rcvbuf`, `tcp_prune_queue` first.
-    fn try_rmem_schedule(&mut self, in_seq: SeqNum, size: u64, mib: &mut Counters) -> bool {
+    /// `tcp_try_rmem_schedule`: is there room to queue more data? (The
+    /// model charges the segment after the check, so its size does not
+    /// enter.) Over `sk_rcvbuf`, `tcp_prune_queue` first.
+    fn try_rmem_schedule(&mut self, in_seq: SeqNum, mib: &mut Counters) -> bool {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_try_rmem_schedule
-        let _ = size;
         if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
             return true;
         }
@@ -1031,16 +1030,8 @@ impl Receiver {
     /// (`tcp_dec_quickack_mode`: "Leaving quickack mode we deflate ATO")
     /// and cancels the delayed ACK. `pcount` is the segment's GSO count
     /// (used before v6.6).
-    pub(crate) fn on_ack_sent(
-        &mut self,
-        now: Instant,
-        ack: SeqNum,
-        pcount: u32,
-        timers: &mut TimerTable,
-        mib: &mut Counters,
-    ) {
+    pub(crate) fn on_ack_sent(&mut self, ack: SeqNum, pcount: u32, timers: &mut TimerTable, mib: &mut Counters) {
         //= linux:v6.13:net/ipv4/tcp_output.c#tcp_event_ack_sent
-        let _ = now;
         self.comp.on_ack_sent(timers, mib, self.extra_mib.ack_compressed);
         if ack != self.rcv_nxt && self.knobs.special_ack_keeps_delack {
             // "Special ACK sent by DCTCP to reflect ECN"

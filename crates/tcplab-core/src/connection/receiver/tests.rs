@@ -69,7 +69,7 @@ impl Harness {
     /// unless disabled, wscale 7), then the handshake's final ACK at t = 0.
     fn server_with(cfg: &TcpConfig, ts: bool) -> Harness {
         let mut r = Receiver::new(cfg);
-        r.on_syn(Instant::ZERO, IRS, &syn_opts(ts, Some(7)), true);
+        r.on_syn(IRS, &syn_opts(ts, Some(7)), true);
         r.on_established(Instant::ZERO);
         Harness {
             r,
@@ -134,7 +134,7 @@ impl Harness {
         let tsval = self.tsval();
         self.r.fill_ack(&mut a, tsval);
         self.r.on_send_ack();
-        self.r.on_ack_sent(self.now, a.ack, 1, &mut self.timers, &mut self.mib);
+        self.r.on_ack_sent(a.ack, 1, &mut self.timers, &mut self.mib);
         self.sent.push(a);
     }
 
@@ -297,14 +297,14 @@ fn test_syn_received_syn_ack_window_default() {
     // With timestamps the SYN-ACK offers 45 × 1448 = 65160, the familiar
     // Linux SYN-ACK window; without them 44 × 1460.
     let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(Instant::ZERO, IRS, &syn_opts(true, Some(7)), true);
+    r.on_syn(IRS, &syn_opts(true, Some(7)), true);
     assert_eq!((r.syn_window(), r.offered_wscale()), (65160, Some(7)));
     let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(Instant::ZERO, IRS, &syn_opts(false, Some(7)), true);
+    r.on_syn(IRS, &syn_opts(false, Some(7)), true);
     assert_eq!((r.syn_window(), r.offered_wscale()), (64240, Some(7)));
     // No window scaling unless the peer offers it.
     let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(Instant::ZERO, IRS, &syn_opts(true, None), true);
+    r.on_syn(IRS, &syn_opts(true, None), true);
     assert_eq!(r.offered_wscale(), None);
     assert_eq!(r.window_clamp(), 65535);
 }
@@ -319,7 +319,7 @@ fn test_syn_received_syn_ack_packetdrill_defaults() {
     cfg.mtu = 640;
     let mut r = Receiver::new(&cfg);
     let o = TcpOptions { mss: Some(1460), wscale: Some(0), ..TcpOptions::default() };
-    r.on_syn(Instant::ZERO, IRS, &o, true);
+    r.on_syn(IRS, &o, true);
     assert_eq!(r.syn_window(), 65535);
     assert_eq!(r.offered_wscale(), Some(8));
 }
@@ -330,7 +330,7 @@ fn test_syn_sent_synack_first_ack_window() {
     // tcpdump of Linux clients): the window never shrinks below the SYN's
     // 64240, rounded up to the scale unit.
     let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(Instant::ZERO, IRS, &syn_opts(true, Some(7)), false);
+    r.on_syn(IRS, &syn_opts(true, Some(7)), false);
     r.on_established(Instant::ZERO);
     assert_eq!(r.advmss(), 1448);
     let mut a = RECV_TEMPL;
@@ -363,7 +363,7 @@ fn test_syn_received_retransmitted_syn_acceptable() {
     // tcp_sequence counts the SYN: a retransmitted SYN is in the window
     // (the connection then repeats the SYN-ACK).
     let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(Instant::ZERO, IRS, &syn_opts(true, Some(7)), true);
+    r.on_syn(IRS, &syn_opts(true, Some(7)), true);
     let syn = SegmentRepr { seq: IRS, flags: TcpFlags::SYN, ..SEND_TEMPL };
     assert!(r.acceptable(&syn));
     let stale = SegmentRepr { seq: IRS, ..SEND_TEMPL };
@@ -373,7 +373,7 @@ fn test_syn_received_retransmitted_syn_acceptable() {
 #[test]
 fn test_syn_sent_wrapped_isn() {
     let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(Instant::ZERO, SeqNum(u32::MAX), &syn_opts(true, Some(7)), false);
+    r.on_syn(SeqNum(u32::MAX), &syn_opts(true, Some(7)), false);
     r.on_established(Instant::ZERO);
     assert_eq!(r.rcv_nxt(), SeqNum(0));
     let env = RcvEnv::default();
@@ -418,13 +418,13 @@ fn test_established_data_quickack_budget() {
     // Each ACK of new data spends one; a pure data send spends none (≥ v6.6).
     h.r.delack.pending = 0;
     let q = h.r.delack.quick;
-    h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 10, &mut h.timers, &mut h.mib);
+    h.r.on_ack_sent(h.r.rcv_nxt(), 10, &mut h.timers, &mut h.mib);
     assert_eq!(h.r.delack.quick, q);
     // Leaving quick-ACK mode deflates ato.
     h.r.delack.quick = 1;
     h.r.delack.ato = 100;
     h.r.delack.pending = ICSK_ACK_SCHED;
-    h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 1, &mut h.timers, &mut h.mib);
+    h.r.on_ack_sent(h.r.rcv_nxt(), 1, &mut h.timers, &mut h.mib);
     assert_eq!((h.r.delack.quick, h.r.delack.ato), (0, 40));
 }
 
@@ -433,7 +433,7 @@ fn test_established_data_quickack_pcount_legacy() {
     // Before v6.6 an ACK spent the outgoing skb's pcount.
     let mut h = Harness::server_with(&TcpConfig::preset("v4.17").unwrap(), true);
     h.r.delack.quick = 8;
-    h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 3, &mut h.timers, &mut h.mib);
+    h.r.on_ack_sent(h.r.rcv_nxt(), 3, &mut h.timers, &mut h.mib);
     assert_eq!(h.r.delack.quick, 5);
 }
 
@@ -606,7 +606,7 @@ fn test_established_data_piggyback_cancels_ack() {
     let mut d = RECV_TEMPL;
     d.payload_len = 500;
     h.r.fill_ack(&mut d, 0);
-    h.r.on_ack_sent(h.now, d.ack, 1, &mut h.timers, &mut h.mib);
+    h.r.on_ack_sent(d.ack, 1, &mut h.timers, &mut h.mib);
     h.r.on_data_sent(h.now);
     assert_eq!(h.r.ack_snd_check(h.now, &env, &mut h.timers), AckDecision::None);
 }
@@ -965,7 +965,7 @@ fn dctcp_ce_change_after_piggyback(preset: &str) -> (bool, AckDecision, Harness)
     let mut reply = RECV_TEMPL;
     reply.payload_len = 100;
     h.r.fill_ack(&mut reply, 0);
-    h.r.on_ack_sent(h.now, reply.ack, 1, &mut h.timers, &mut h.mib);
+    h.r.on_ack_sent(reply.ack, 1, &mut h.timers, &mut h.mib);
     assert!(h.timers.get(Timer::Dack).is_none());
     // The next segment is CE-marked: CE state 0 → 1.
     let prior_rcv_nxt = h.r.rcv_nxt();
@@ -981,7 +981,7 @@ fn dctcp_ce_change_after_piggyback(preset: &str) -> (bool, AckDecision, Harness)
         h.r.fill_ack(&mut a, 0);
         a.ack = prior_rcv_nxt;
         h.r.on_send_ack();
-        h.r.on_ack_sent(h.now, a.ack, 1, &mut h.timers, &mut h.mib);
+        h.r.on_ack_sent(a.ack, 1, &mut h.timers, &mut h.mib);
     }
     h.r.set_demand_cwr(true);
     let d = h.r.ack_snd_check(h.now, &env, &mut h.timers);
@@ -1025,7 +1025,7 @@ fn test_established_special_ack_below_rcv_nxt_keeps_pending_ack() {
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
     let deadline = h.timers.get(Timer::Dack);
-    h.r.on_ack_sent(h.now, IRS + 1 + MSS, 1, &mut h.timers, &mut h.mib);
+    h.r.on_ack_sent(IRS + 1 + MSS, 1, &mut h.timers, &mut h.mib);
     assert_eq!(h.timers.get(Timer::Dack), deadline);
     assert!(h.r.ack_scheduled());
 }
@@ -1282,7 +1282,7 @@ fn fuzz_one(seed: u64, steps: usize) {
         timestamp: Some((rng.next(), 0)),
         ..TcpOptions::default()
     };
-    r.on_syn(now, irs, &opts, rng.one_in(2));
+    r.on_syn(irs, &opts, rng.one_in(2));
     r.on_established(now);
     let mut mib = Counters::default();
     let mut timers = TimerTable::default();
@@ -1314,7 +1314,7 @@ fn fuzz_one(seed: u64, steps: usize) {
                 }
                 r.fill_ack(&mut a, rng.next());
                 assert!(a.options.wire_len() <= 40 + 4);
-                r.on_ack_sent(now, a.ack, rng.next() % 64, &mut timers, &mut mib);
+                r.on_ack_sent(a.ack, rng.next() % 64, &mut timers, &mut mib);
                 if rng.one_in(2) {
                     r.on_data_sent(now);
                 }
