@@ -673,26 +673,32 @@ impl Connection {
     /// The earliest deadline at which [`handle_timeout`](Self::handle_timeout)
     /// must be called.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.timers.next(), self.rcv.delack_deadline(), self.rcv.comp_sack_deadline()].into_iter().flatten().min()
+        self.timers.next()
     }
 
     /// Runs every timer whose deadline is at or before `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.set_now(now);
         self.sq.xmit_owed = true;
-        if self.rcv.delack_deadline().is_some_and(|d| d <= now) {
-            let env = self.rcv_env();
-            if self.rcv.on_delack_timer(now, &env, &mut self.tp.mib) {
-                self.ack_pending = true;
-            }
-        }
-        if self.rcv.comp_sack_deadline().is_some_and(|d| d <= now) && self.rcv.on_comp_sack_timer(now) {
-            self.ack_pending = true;
-        }
         for t in Timer::VALUES {
             if self.timers.get(t).is_some_and(|d| d <= now) {
-                self.timers.stop(t);
+                // The receiver's ACK timers re-check their jiffies deadline
+                // and disarm themselves; an xmit timer is spent.
+                if t.is_xmit() {
+                    self.timers.stop(t);
+                }
                 match t {
+                    Timer::Dack => {
+                        let env = self.rcv_env();
+                        if self.rcv.on_delack_timer(now, &env, &mut self.timers, &mut self.tp.mib) {
+                            self.ack_pending = true;
+                        }
+                    }
+                    Timer::CompressedAck => {
+                        if self.rcv.on_comp_sack_timer(now, &mut self.timers) {
+                            self.ack_pending = true;
+                        }
+                    }
                     Timer::Retrans => {
                         // tcp_write_timeout (the TCP_USER_TIMEOUT part).
                         if self.user_timeout_expired() {
@@ -825,7 +831,7 @@ impl Connection {
         // tcp_sync_mss: the path MSS less the timestamp option.
         let mss = self.mss_clamp.min(self.cfg.advmss());
         self.tp.mss_cache = mss.saturating_sub(if self.tstamp_ok { 12 } else { 0 }).max(8);
-        self.rcv.on_syn(self.tp.now, seg.seq, o, passive);
+        self.rcv.on_syn(seg.seq, o, passive);
     }
 
     /// SYN-SENT (`tcp_rcv_synsent_state_process`).
@@ -915,7 +921,7 @@ impl Connection {
             return;
         }
         let env = receiver::RcvEnv { old_ack, ..self.rcv_env() };
-        let out = self.rcv.on_segment(now, seg, &env, &mut self.tp.mib);
+        let out = self.rcv.on_segment(now, seg, &env, &mut self.timers, &mut self.tp.mib);
         if let Some(ce) = out.ce {
             if self.cc.needs_ecn() {
                 self.sync_ca_ctx();

@@ -87,7 +87,7 @@ impl Connection {
             }
             self.tp.mib.inc(Mib::TcpOutSegs);
             self.rcv.on_send_ack();
-            self.rcv.on_ack_sent(now, ack, 1, &mut self.tp.mib);
+            self.rcv.on_ack_sent(ack, 1, &mut self.timers, &mut self.tp.mib);
             return Some(seg);
         }
         // Segments of skbs already committed to the wire come first.
@@ -138,7 +138,7 @@ impl Connection {
         if self.ack_check_due {
             self.ack_check_due = false;
             let env = self.rcv_env();
-            if self.rcv.ack_snd_check(now, &env) == super::receiver::AckDecision::Now {
+            if self.rcv.ack_snd_check(now, &env, &mut self.timers) == super::receiver::AckDecision::Now {
                 self.ack_pending = true;
             }
         }
@@ -228,7 +228,7 @@ impl Connection {
             self.tp.mib.inc(Mib::TcpOutSegs);
         }
         if seg.flags.ack() {
-            self.rcv.on_ack_sent(now, seg.ack, 1, &mut self.tp.mib);
+            self.rcv.on_ack_sent(seg.ack, 1, &mut self.timers, &mut self.tp.mib);
             self.ack_pending = false;
         }
     }
@@ -294,7 +294,7 @@ impl Connection {
             self.timers.set_xmit(Timer::Retrans, now + rto);
         }
         if server {
-            self.rcv.on_ack_sent(now, seg.ack, 1, &mut self.tp.mib);
+            self.rcv.on_ack_sent(seg.ack, 1, &mut self.timers, &mut self.tp.mib);
         }
         seg
     }

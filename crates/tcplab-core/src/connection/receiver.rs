@@ -23,40 +23,48 @@
 //!   on jiffies derived from it ([`Instant::jiffies32`]) as Linux does, so
 //!   a 40 ms timer armed mid-jiffy fires on the jiffy boundary.
 
-// Accessors and congestion-control hooks: the connection uses a subset.
-#![allow(dead_code)]
-
+mod delack;
+mod ecn;
+mod knobs;
+mod ofo_queue;
+mod rcv_rtt;
+mod rcvbuf;
 mod sack;
+mod sack_compress;
 mod window;
 
 #[cfg(test)]
 mod tests;
 
+use super::timer::TimerTable;
 use crate::config::TcpConfig;
 use crate::counters::{Counters, Mib};
-use crate::rtt::{msecs_to_jiffies, usecs_to_jiffies_unclamped};
+use crate::rtt::msecs_to_jiffies;
 use crate::time::{Duration, Instant};
-use tcplab_wire::{Ecn, SackBlock, SegmentRepr, SeqNum, TcpFlags, MAX_SACK_BLOCKS};
+use delack::{
+    DelayedAck, ICSK_ACK_NOMEM, ICSK_ACK_NOW, ICSK_ACK_PUSHED, ICSK_ACK_PUSHED2, ICSK_ACK_SCHED, ICSK_ACK_TIMER,
+    TCP_MAX_QUICKACKS,
+};
+use ecn::EcnEcho;
+use knobs::RcvKnobs;
+use ofo_queue::{OfoQueue, OfoRange};
+use rcv_rtt::RcvRttEst;
+use rcvbuf::{truesize, RcvBuf};
+use sack::SackState;
+use sack_compress::SackCompress;
+use tcplab_wire::{SegmentRepr, SeqNum, TcpFlags, MAX_SACK_BLOCKS};
+use window::RcvWindow;
 
 // ---------------------------------------------------------------------------
 // Constants (kernel names)
 // ---------------------------------------------------------------------------
 
-/// `TCP_MAX_QUICKACKS` (include/net/tcp.h): most quick ACKs granted at once.
-const TCP_MAX_QUICKACKS: u8 = 16;
-/// `TCP_NUM_SACKS` (include/linux/tcp.h): SACK blocks remembered.
-const TCP_NUM_SACKS: usize = 4;
-/// `TCP_SACK_BLOCKS_EXPECTED` (tcp_input.c): "Given that SACK packets might
-/// be lost, be conservative and use 2."
-const TCP_SACK_BLOCKS_EXPECTED: usize = 2;
-/// `TCP_FASTRETRANS_THRESH`: dup-ACKs sent before SACK compression starts.
-const TCP_FASTRETRANS_THRESH: u32 = 3;
 /// `TCP_MSS_DEFAULT` (include/net/tcp.h), bytes.
-const TCP_MSS_DEFAULT: u32 = 536;
+pub(super) const TCP_MSS_DEFAULT: u32 = 536;
 /// `TCP_MIN_MSS` (include/net/tcp.h), bytes.
-const TCP_MIN_MSS: u32 = 88;
+pub(super) const TCP_MIN_MSS: u32 = 88;
 /// `sizeof(struct tcphdr)`, bytes.
-const TCP_HDR_LEN: u32 = 20;
+pub(super) const TCP_HDR_LEN: u32 = 20;
 /// `TCPOLEN_TSTAMP_ALIGNED`, bytes.
 const TCPOLEN_TSTAMP_ALIGNED: u32 = 12;
 /// `MAX_TCP_OPTION_SPACE`, bytes.
@@ -65,145 +73,13 @@ const MAX_TCP_OPTION_SPACE: u32 = 40;
 const TCPOLEN_SACK_BASE_ALIGNED: u32 = 4;
 /// `TCPOLEN_SACK_PERBLOCK`, bytes.
 const TCPOLEN_SACK_PERBLOCK: u32 = 8;
-/// `TCP_RMEM_TO_WIN_SCALE` (include/net/tcp.h): `scaling_ratio` is in 1/256.
-const TCP_RMEM_TO_WIN_SCALE: u32 = 8;
-/// `TCP_DEFAULT_SCALING_RATIO`: "Assume a 50% default for
-/// skb->len/skb->truesize ratio."
-const TCP_DEFAULT_SCALING_RATIO: u8 = 1 << (TCP_RMEM_TO_WIN_SCALE - 1);
-/// `TCP_INIT_CWND`: `tcp_init_buffer_space` sizes the first DRS round to it.
-const TCP_INIT_CWND: u32 = 10;
-/// `TCP_MAX_WSCALE` (RFC 7323 §2.3).
-const TCP_MAX_WSCALE: u8 = 14;
-/// `sysctl_tcp_app_win` default: part of the buffer kept for the application.
-const TCP_APP_WIN: u32 = 31;
-/// `SOCK_MIN_RCVBUF` = 2 · `TCP_SKB_MIN_TRUESIZE` (2048 + 256), bytes.
-const SOCK_MIN_RCVBUF: u32 = 4608;
-/// `net.core.rmem_max` default (`SK_RMEM_MAX`), bytes: caps `SO_RCVBUF` and
-/// takes part in the window-scale choice.
-const SYSCTL_RMEM_MAX: u32 = 212_992;
-/// `net.ipv4.tcp_comp_sack_nr` default: most ACKs one compressed ACK stands for.
-const TCP_COMP_SACK_NR: u32 = 44;
-/// `net.ipv4.tcp_comp_sack_delay_ns` default (1 ms).
-const TCP_COMP_SACK_DELAY_NS: u64 = 1_000_000;
 /// `sysctl_tcp_invalid_ratelimit` default (`HZ/2`), ms.
 const TCP_INVALID_RATELIMIT_MS: u32 = 500;
-/// `TCP_PINGPONG_THRESH` / `sysctl_tcp_pingpong_thresh` default (1 since
-/// v6.0; 3 in v5.1–5.19).
-const TCP_PINGPONG_THRESH: u8 = 1;
 /// `sk_rcvlowat` default (SO_RCVLOWAT), bytes.
 const SK_RCVLOWAT: u32 = 1;
-/// Per-skb memory overhead of the truesize model, bytes (see [`truesize`]).
-const TRUESIZE_SKB_OVERHEAD: u64 = 64;
-/// `SKB_MAX_ORDER(0, 0)`: payload of one collapsed skb, bytes.
-const COLLAPSE_CHUNK: u64 = 4096 - 320;
 /// Largest payload a single segment may carry (bytes); bigger ones are
 /// dropped. A GSO/GRO skb is at most 64 KiB (256 KiB with BIG TCP).
 pub(crate) const MAX_SEGMENT_PAYLOAD: u32 = 1 << 24;
-
-// `enum inet_csk_ack_state_t` (include/net/inet_connection_sock.h).
-/// `ICSK_ACK_SCHED`: an ACK is owed.
-const ICSK_ACK_SCHED: u8 = 1;
-/// `ICSK_ACK_TIMER`: the delayed-ACK timer is armed.
-const ICSK_ACK_TIMER: u8 = 2;
-/// `ICSK_ACK_PUSHED`: a pushed or short segment was received.
-const ICSK_ACK_PUSHED: u8 = 4;
-/// `ICSK_ACK_PUSHED2`: two of them.
-const ICSK_ACK_PUSHED2: u8 = 8;
-/// `ICSK_ACK_NOW`: "Protocol state mandates a one-time immediate ACK".
-const ICSK_ACK_NOW: u8 = 16;
-/// `ICSK_ACK_NOMEM`: an ACK is owed because data was dropped for memory.
-const ICSK_ACK_NOMEM: u8 = 32;
-
-// ---------------------------------------------------------------------------
-// Era knobs
-// ---------------------------------------------------------------------------
-
-/// Receive-side behaviours that kernel releases changed. The model runs
-/// current Linux unless told otherwise; [`RcvKnobs::for_config`] picks the
-/// era from the preset name until `TcpConfig` grows explicit knobs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RcvKnobs {
-    /// `net.ipv4.tcp_comp_sack_nr`: SACK compression (≥ v4.18); 0 disables
-    /// it, so every dup-ACK leaves at once (≤ v4.17).
-    pub comp_sack_nr: u32,
-    /// `net.ipv4.tcp_comp_sack_delay_ns`.
-    pub comp_sack_delay_ns: u64,
-    /// Quick-ACK budget granted on ECN events: 2 since "tcp: do not
-    /// aggressively quick ack after ECN events" (v4.18), the full
-    /// `TCP_MAX_QUICKACKS` before.
-    pub ecn_quickacks: u8,
-    /// ≥ v4.18: filling the last hole sets `ICSK_ACK_NOW`; ≤ v4.17 it only
-    /// leaves pingpong mode.
-    pub hole_fill_ack_now: bool,
-    /// ≥ v6.6 ("tcp: fix quick-ack counting to count actual ACKs of new
-    /// data"): an ACK spends one quick ACK if one was scheduled; before, it
-    /// spent the outgoing skb's `pcount`.
-    pub quickack_per_ack: bool,
-    /// ≥ v6.5: `tcp_win_from_space` uses the measured `scaling_ratio`;
-    /// before, the fixed `tcp_adv_win_scale = 1` (half the buffer).
-    pub measured_scaling_ratio: bool,
-    /// ≤ v5.3: the initial window is capped at `tcp_default_init_rwnd`
-    /// (20 segments) by `tcp_select_initial_window`; 0 = no cap.
-    pub init_rwnd_segs: u32,
-    /// ≥ v5.x `tcp_grow_window`: grow by `max(2·advmss, 2·len)` bounded by
-    /// the room left; before, by `2·advmss` up to `window_clamp`.
-    pub grow_window_room: bool,
-    /// ≥ v5.1 `tcp_event_data_sent`: only the first reply to received data
-    /// counts toward pingpong mode.
-    pub pingpong_first_reply_only: bool,
-    /// ≥ v5.10: the delayed-ACK timeout is capped by `icsk_delack_max`.
-    pub delack_max_cap: bool,
-    /// ≥ v4.18 ("tcp: do not cancel delay-AcK on DCTCP special ACK", "tcp:
-    /// remove DELAYED ACK events in DCTCP"): DCTCP's special ACK below
-    /// `rcv_nxt` leaves the pending ACK alone, and it is sent when the
-    /// delayed-ACK timer is armed. Before, `tcp_event_ack_sent` cancelled
-    /// the pending ACK on every ACK sent (`ICSK_ACK_SCHED` included, so the
-    /// segment that changed the CE state got no ACK of its own in
-    /// `tcp_ack_snd_check`), and DCTCP went by `delayed_ack_reserved`,
-    /// which an ACK riding on data never clears.
-    pub special_ack_keeps_delack: bool,
-}
-
-impl RcvKnobs {
-    /// Current Linux (v6.13).
-    pub const CURRENT: RcvKnobs = RcvKnobs {
-        comp_sack_nr: TCP_COMP_SACK_NR,
-        comp_sack_delay_ns: TCP_COMP_SACK_DELAY_NS,
-        ecn_quickacks: 2,
-        hole_fill_ack_now: true,
-        quickack_per_ack: true,
-        measured_scaling_ratio: true,
-        init_rwnd_segs: 0,
-        grow_window_room: true,
-        pingpong_first_reply_only: true,
-        delack_max_cap: true,
-        special_ack_keeps_delack: true,
-    };
-
-    /// v3.11 … v4.17.
-    pub const LEGACY: RcvKnobs = RcvKnobs {
-        comp_sack_nr: 0,
-        comp_sack_delay_ns: TCP_COMP_SACK_DELAY_NS,
-        ecn_quickacks: TCP_MAX_QUICKACKS,
-        hole_fill_ack_now: false,
-        quickack_per_ack: false,
-        measured_scaling_ratio: false,
-        init_rwnd_segs: 20,
-        grow_window_room: false,
-        pingpong_first_reply_only: false,
-        delack_max_cap: false,
-        special_ack_keeps_delack: false,
-    };
-
-    /// The knobs of `cfg`'s kernel era (by preset name).
-    pub fn for_config(cfg: &TcpConfig) -> RcvKnobs {
-        if cfg.preset.starts_with("v3.") || cfg.preset.starts_with("v4.") {
-            RcvKnobs::LEGACY
-        } else {
-            RcvKnobs::CURRENT
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------
 // Inputs and outputs
@@ -270,8 +146,8 @@ pub(crate) enum AckDecision {
     None,
     /// Send a pure ACK now.
     Now,
-    /// A delayed-ACK or SACK-compression timer holds it
-    /// ([`Receiver::delack_deadline`], [`Receiver::comp_sack_deadline`]).
+    /// A delayed-ACK or SACK-compression timer holds it (`Timer::Dack`,
+    /// `Timer::CompressedAck` in the connection's [`TimerTable`]).
     Delayed,
 }
 
@@ -282,25 +158,6 @@ pub(crate) struct ReadOutcome {
     pub bytes: u64,
     /// `tcp_cleanup_rbuf` wants an ACK now (window update or owed ACK).
     pub ack_now: bool,
-}
-
-/// One out-of-order range `[start, end)` (`out_of_order_queue` skbs merged).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct OfoRange {
-    start: SeqNum,
-    end: SeqNum,
-    /// Modelled `truesize` of the skbs holding it, bytes.
-    truesize: u64,
-    /// The range ends with the peer's FIN (its last sequence number).
-    fin: bool,
-}
-
-/// SACK option content frozen for an ACK sent mid-processing
-/// (`tcp_sack_compress_send_ack` inside `tcp_sack_new_ofo_skb`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct SackSnapshot {
-    blocks: [SackBlock; TCP_NUM_SACKS + 1],
-    len: u8,
 }
 
 /// Counters that [`Mib`] may not list yet, looked up by nstat name once.
@@ -340,41 +197,6 @@ fn mib_add(mib: &mut Counters, m: Option<Mib>, v: u64) {
     }
 }
 
-/// Modelled `skb->truesize` of a received segment with `len` payload bytes.
-///
-/// Linux charges each skb's real memory (`truesize`) against `sk_rcvbuf`
-/// and advertises only the payload share of it (`scaling_ratio`, measured
-/// as `len/truesize` in `tcp_measure_rcv_mss`). The model has no skbs; it
-/// charges payload + 1/16 + 64 bytes, which is what a GRO receive path
-/// achieves (ratio ≈ 0.90 for 1448-byte segments, so `tcp_rmem[2]` = 6 MB
-/// advertises ≈ 5.4 MB) while small segments still cost relatively more,
-/// as they do in Linux.
-#[inline]
-fn truesize(len: u32) -> u64 {
-    len as u64 + (len as u64 >> 4) + TRUESIZE_SKB_OVERHEAD
-}
-
-/// Truesize of `bytes` after `tcp_collapse` copied them into page-sized skbs.
-#[inline]
-fn collapsed_truesize(bytes: u64) -> u64 {
-    bytes + (bytes >> 4) + TRUESIZE_SKB_OVERHEAD * bytes.div_ceil(COLLAPSE_CHUNK).max(1)
-}
-
-/// `tcp_sack_extend`: merge `[seq, end)` into `sp` if they overlap or touch.
-fn sack_extend(sp: &mut SackBlock, seq: SeqNum, end: SeqNum) -> bool {
-    //= linux:v6.13:net/ipv4/tcp_input.c#tcp_sack_extend
-    if !seq.after(sp.end) && !sp.start.after(end) {
-        if seq.before(sp.start) {
-            sp.start = seq;
-        }
-        if end.after(sp.end) {
-            sp.end = end;
-        }
-        return true;
-    }
-    false
-}
-
 // ---------------------------------------------------------------------------
 // The receiver
 // ---------------------------------------------------------------------------
@@ -410,9 +232,11 @@ fn sack_extend(sp: &mut SackBlock, seq: SeqNum, end: SeqNum) -> bool {
 ///    sent); after sending, [`on_ack_sent`](Self::on_ack_sent) with the
 ///    segment's ack number, and for segments with payload also
 ///    [`on_data_sent`](Self::on_data_sent).
-/// 5. **Timers**: [`delack_deadline`](Self::delack_deadline) →
-///    [`on_delack_timer`](Self::on_delack_timer), and
-///    [`comp_sack_deadline`](Self::comp_sack_deadline) →
+/// 5. **Timers**: the receiver arms and disarms `Timer::Dack` and
+///    `Timer::CompressedAck` in the connection's [`TimerTable`] (passed to
+///    the methods that may change them), so the connection's
+///    `poll_timeout` has one source. When one expires call
+///    [`on_delack_timer`](Self::on_delack_timer) or
 ///    [`on_comp_sack_timer`](Self::on_comp_sack_timer); `true` means send
 ///    an ACK now. Spurious calls are no-ops.
 /// 6. **Application reads**: [`read`](Self::read); `ack_now` in its result
@@ -422,17 +246,12 @@ pub(crate) struct Receiver {
     // ---- configuration ----
     knobs: RcvKnobs,
     cfg_sack: bool,
-    cfg_dsack: bool,
     cfg_timestamps: bool,
     cfg_wscale: bool,
     /// `ack_on_cwr`: CWR is taken from any segment in `tcp_ack` and ACKed at
     /// once if it carries data (≥ v5.8); else only from data segments in
     /// `tcp_data_queue`, without the immediate ACK (≤ v4.17).
     ack_on_cwr: bool,
-    rmem: [u32; 3],
-    /// `SOCK_RCVBUF_LOCK`: the application set `SO_RCVBUF`.
-    rcvbuf_locked: bool,
-    hz: u32,
     /// MSS we announced (`tp->advmss`), less the timestamp option on the
     /// active side, bytes.
     advmss: u32,
@@ -440,111 +259,41 @@ pub(crate) struct Receiver {
     tcp_header_len: u32,
 
     // ---- negotiated ----
-    sack_ok: bool,
     tstamp_ok: bool,
-    wscale_ok: bool,
-    /// Our window-scale shift (`rx_opt.rcv_wscale`).
-    rcv_wscale: u8,
-    ecn_ok: bool,
 
     // ---- sequence space ----
     rcv_nxt: SeqNum,
-    /// `rcv_nxt` when the window was last advertised.
-    rcv_wup: SeqNum,
     /// First byte the application has not read.
     copied_seq: SeqNum,
-    /// Window last advertised, bytes (unscaled).
-    rcv_wnd: u32,
     /// `tcpi_bytes_received`.
     bytes_received: u64,
     /// In-order payload bytes not yet read.
     unread: u64,
     fin_received: bool,
 
-    // ---- receive memory and window ----
-    /// `sk_rcvbuf`, bytes.
-    rcvbuf: u32,
-    /// Largest window we will advertise, bytes.
-    window_clamp: u32,
-    /// Window growth limit while the flow ramps up (`tcp_grow_window`), bytes.
-    rcv_ssthresh: u32,
-    /// `tp->scaling_ratio`: payload share of truesize, in 1/256.
-    scaling_ratio: u8,
-    /// Truesize of the unread in-order data, bytes.
-    rcvq_truesize: u64,
-    ofo: Vec<OfoRange>,
-    /// Sum of `ofo[].truesize`, bytes.
-    ofo_truesize: u64,
-    /// `tp->rcv_ooopack`.
-    rcv_ooopack: u32,
+    // ---- out-of-order queue ----
+    ofo: OfoQueue,
 
-    // ---- receive-buffer autotuning (DRS) ----
-    /// `rcvq_space.space`, bytes.
-    rcvq_space: u32,
-    /// `rcvq_space.seq`.
-    rcvq_seq: SeqNum,
-    /// `rcvq_space.time`.
-    rcvq_time: Instant,
-    /// `rcv_rtt_est.rtt_us`, µs scaled by 8; 0 = no estimate.
-    rcv_rtt_us: u32,
-    /// `rcv_rtt_est.seq`.
-    rcv_rtt_seq: SeqNum,
-    /// `rcv_rtt_est.time` (`None` = 0 in Linux).
-    rcv_rtt_time: Option<Instant>,
-    /// `rcv_rtt_last_tsecr`.
-    rcv_rtt_last_tsecr: u32,
+    // ---- the advertised window ----
+    win: RcvWindow,
 
-    // ---- SACK ----
-    /// `tp->selective_acks`, most recent first.
-    selective_acks: [SackBlock; TCP_NUM_SACKS],
-    /// `rx_opt.num_sacks`.
-    num_sacks: u8,
-    /// `tp->duplicate_sack[0]` while `rx_opt.dsack` is set.
-    duplicate_sack: Option<SackBlock>,
-    /// A D-SACK was generated by the segment being processed.
-    dsack_this_seg: bool,
-    /// SACK option of an ACK owed from mid-processing.
-    preflush: Option<SackSnapshot>,
+    // ---- receive buffer and its autotuning (DRS) ----
+    buf: RcvBuf,
+    /// The receiver's RTT estimate (`tp->rcv_rtt_est`).
+    rcv_rtt: RcvRttEst,
 
-    // ---- SACK compression (≥ v4.18) ----
-    compressed_ack: u32,
-    compressed_ack_rcv_nxt: SeqNum,
-    dup_ack_counter: u32,
-    comp_deadline: Option<Instant>,
+    // ---- SACK, D-SACK and SACK compression ----
+    sack: SackState,
+    comp: SackCompress,
 
-    // ---- delayed ACK (icsk_ack) ----
-    /// `ICSK_ACK_*` bits.
-    pending: u8,
-    /// Quick ACKs left.
-    quick: u8,
-    /// Pingpong (interactive) counter.
-    pingpong: u8,
-    /// ACK timeout estimate, jiffies; 0 until the first data.
-    ato: u32,
-    /// Delayed-ACK deadline, jiffies.
-    timeout: u32,
-    /// `timeout` as an instant, while `ICSK_ACK_TIMER` is set.
-    delack_at: Option<Instant>,
-    /// ≤ v4.17 DCTCP's `delayed_ack_reserved`: `tcp_send_delayed_ack` ran
-    /// and no `tcp_send_ack` since (see `RcvKnobs::special_ack_keeps_delack`).
-    delayed_ack_reserved: bool,
-    /// Last data receive time, jiffies.
-    lrcvtime: u32,
-    /// Last data send time (`tp->lsndtime`), jiffies.
-    lsndtime: u32,
-    /// `icsk_ack.last_seg_size`, bytes.
-    last_seg_size: u32,
-    /// Estimated peer MSS, bytes.
-    rcv_mss: u32,
+    // ---- delayed ACK ----
+    delack: DelayedAck,
 
     // ---- timestamps ----
     ts_recent: u32,
 
-    // ---- ECN ----
-    /// `TCP_ECN_DEMAND_CWR`: echo ECE until the peer's CWR.
-    demand_cwr: bool,
-    /// `TCP_ECN_SEEN`.
-    ecn_seen: bool,
+    // ---- ECN echo ----
+    ecn: EcnEcho,
 
     // ---- misc ----
     /// `tp->last_oow_ack_time`, jiffies; `None` = never.
@@ -560,128 +309,39 @@ impl Receiver {
     /// A receiver for an active open: the SYN's window is sized as
     /// `tcp_connect_init` does. Era knobs follow [`RcvKnobs::for_config`].
     pub(crate) fn new(cfg: &TcpConfig) -> Receiver {
-        Receiver::with_knobs(cfg, RcvKnobs::for_config(cfg))
-    }
-
-    /// As [`new`](Self::new) with explicit era knobs.
-    pub(crate) fn with_knobs(cfg: &TcpConfig, knobs: RcvKnobs) -> Receiver {
-        let rmem = [cfg.tcp_rmem[0], cfg.tcp_rmem[1].max(1), cfg.tcp_rmem[2].max(cfg.tcp_rmem[1]).max(1)];
-        // sock_setsockopt(SO_RCVBUF): doubled, capped by rmem_max, locked.
-        let (rcvbuf, rcvbuf_locked) = if cfg.so_rcvbuf > 0 {
-            (cfg.so_rcvbuf.min(SYSCTL_RMEM_MAX).saturating_mul(2).max(SOCK_MIN_RCVBUF), true)
-        } else {
-            (rmem[1], false)
-        };
+        let knobs = RcvKnobs::for_config(cfg);
         let advmss = cfg.advmss().max(TCP_MIN_MSS);
         let mut r = Receiver {
             knobs,
             cfg_sack: cfg.tcp_sack,
-            cfg_dsack: cfg.tcp_dsack,
             cfg_timestamps: cfg.tcp_timestamps,
             cfg_wscale: cfg.tcp_window_scaling,
             ack_on_cwr: cfg.ack_on_cwr,
-            rmem,
-            rcvbuf_locked,
-            hz: if cfg.hz == 0 { 1000 } else { cfg.hz },
             advmss,
             tcp_header_len: TCP_HDR_LEN,
-            sack_ok: false,
             tstamp_ok: false,
-            wscale_ok: cfg.tcp_window_scaling,
-            rcv_wscale: 0,
-            ecn_ok: false,
             rcv_nxt: SeqNum(0),
-            rcv_wup: SeqNum(0),
             copied_seq: SeqNum(0),
-            rcv_wnd: 0,
             bytes_received: 0,
             unread: 0,
             fin_received: false,
-            rcvbuf,
-            window_clamp: 0,
-            rcv_ssthresh: 0,
-            scaling_ratio: TCP_DEFAULT_SCALING_RATIO,
-            rcvq_truesize: 0,
-            ofo: Vec::new(),
-            ofo_truesize: 0,
-            rcv_ooopack: 0,
-            rcvq_space: 0,
-            rcvq_seq: SeqNum(0),
-            rcvq_time: Instant::ZERO,
-            rcv_rtt_us: 0,
-            rcv_rtt_seq: SeqNum(0),
-            rcv_rtt_time: None,
-            rcv_rtt_last_tsecr: 0,
-            selective_acks: [SackBlock::default(); TCP_NUM_SACKS],
-            num_sacks: 0,
-            duplicate_sack: None,
-            dsack_this_seg: false,
-            preflush: None,
-            compressed_ack: 0,
-            compressed_ack_rcv_nxt: SeqNum(0),
-            dup_ack_counter: 0,
-            comp_deadline: None,
-            pending: 0,
-            quick: 0,
-            pingpong: 0,
-            ato: 0,
-            timeout: 0,
-            delack_at: None,
-            delayed_ack_reserved: false,
-            lrcvtime: 0,
-            lsndtime: 0,
-            last_seg_size: 0,
-            rcv_mss: TCP_MSS_DEFAULT,
+            ofo: OfoQueue::default(),
+            win: RcvWindow::new(cfg.tcp_window_scaling),
+            buf: RcvBuf::new(cfg, knobs.measured_scaling_ratio),
+            rcv_rtt: RcvRttEst::default(),
+            sack: SackState::new(cfg.tcp_dsack),
+            comp: SackCompress::new(),
+            delack: DelayedAck::new(if cfg.hz == 0 { 1000 } else { cfg.hz }),
             ts_recent: 0,
-            demand_cwr: false,
-            ecn_seen: false,
+            ecn: EcnEcho::default(),
             last_oow_ack_time: None,
             extra_mib: ExtraMibs::resolve(),
         };
         // tcp_connect_init: a locked buffer also clamps the window.
-        let clamp = if r.rcvbuf_locked { r.full_space().max(0) as u32 } else { 0 };
-        let space = r.full_space().max(0) as u32;
-        r.select_initial_window(space, r.advmss, clamp, r.cfg_wscale);
+        let clamp = if r.buf.locked() { r.buf.full_space().max(0) as u32 } else { 0 };
+        let space = r.buf.full_space().max(0) as u32;
+        r.win.select_initial(space, r.advmss, clamp, r.cfg_wscale, r.buf.rmem_max(), r.knobs.init_rwnd_segs);
         r
-    }
-
-    /// `tcp_select_initial_window`: the window and window-scale shift to
-    /// offer in the SYN or SYN-ACK, from the buffer `space` (bytes), the
-    /// MSS the peer will use, and the clamp (0 = none).
-    ///
-    /// Current kernels offer `space` rounded down to a whole number of MSS,
-    /// at most 65535 (the SYN's window field is never scaled), and pick the
-    /// shift from the largest buffer autotuning could reach
-    /// (max(`tcp_rmem[2]`, `rmem_max`)).
-    fn select_initial_window(&mut self, space: u32, mss: u32, clamp: u32, wscale_ok: bool) {
-        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_select_initial_window
-        let mss = mss.max(1);
-        let mut clamp = if clamp == 0 { (u16::MAX as u32) << TCP_MAX_WSCALE } else { clamp };
-        let mut space = space.min(clamp);
-        if space > mss {
-            space = space / mss * mss;
-        }
-        let mut rcv_wnd = space.min(u16::MAX as u32);
-        // ≤ v5.3: tcp_default_init_rwnd (2·TCP_INIT_CWND, fewer above 1460).
-        if self.knobs.init_rwnd_segs > 0 {
-            let mut segs = self.knobs.init_rwnd_segs;
-            if mss > 1460 {
-                segs = (1460 * segs / mss).max(2);
-            }
-            rcv_wnd = rcv_wnd.min(segs.saturating_mul(mss));
-        }
-        let mut wscale = 0u8;
-        if wscale_ok {
-            let s = space.max(self.rmem[2]).max(SYSCTL_RMEM_MAX).min(clamp);
-            let log2 = if s == 0 { 0 } else { 31 - s.leading_zeros() };
-            wscale = log2.saturating_sub(15).min(TCP_MAX_WSCALE as u32) as u8;
-        }
-        clamp = clamp.min((u16::MAX as u32) << wscale);
-        self.rcv_wnd = rcv_wnd;
-        self.rcv_ssthresh = rcv_wnd;
-        self.window_clamp = clamp;
-        self.rcv_wscale = wscale;
-        self.wscale_ok = wscale_ok;
     }
 
     /// The peer's SYN (`passive`, `tcp_openreq_init_rwin` and
@@ -689,27 +349,26 @@ impl Receiver {
     /// `tcp_rcv_synsent_state_process`): records the peer's ISN and
     /// `ts_recent`, negotiates SACK, timestamps and window scaling, and
     /// sizes the SYN-ACK's window on the passive side.
-    pub(crate) fn on_syn(&mut self, now: Instant, irs: SeqNum, opts: &tcplab_wire::TcpOptions, passive: bool) {
+    pub(crate) fn on_syn(&mut self, irs: SeqNum, opts: &tcplab_wire::TcpOptions, passive: bool) {
         //= linux:v6.13:net/ipv4/tcp_minisocks.c#tcp_openreq_init_rwin
-        let _ = now;
         let base_mss = self.advmss;
-        self.sack_ok = self.cfg_sack && opts.sack_permitted;
+        self.sack.ok = self.cfg_sack && opts.sack_permitted;
         self.tstamp_ok = self.cfg_timestamps && opts.timestamp.is_some();
         let peer_wscale = self.cfg_wscale && opts.wscale.is_some();
         if passive {
             // tcp_openreq_init_rwin: the SYN-ACK window is computed for the
             // MSS the peer's segments will carry (less timestamps).
-            let full = self.full_space().max(0) as u32;
-            let clamp = if self.rcvbuf_locked { full } else { 0 };
+            let full = self.buf.full_space().max(0) as u32;
+            let clamp = if self.buf.locked() { full } else { 0 };
             let mss = self.advmss.saturating_sub(if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 });
-            self.select_initial_window(full, mss, clamp, peer_wscale);
+            self.win.select_initial(full, mss, clamp, peer_wscale, self.buf.rmem_max(), self.knobs.init_rwnd_segs);
         } else {
             if !peer_wscale {
                 // "RFC1323: The window in SYN & SYN/ACK segments is never
                 // scaled" — and without the peer's option we do not scale.
-                self.rcv_wscale = 0;
-                self.wscale_ok = false;
-                self.window_clamp = self.window_clamp.min(u16::MAX as u32);
+                self.win.rcv_wscale = 0;
+                self.win.wscale_ok = false;
+                self.win.window_clamp = self.win.window_clamp.min(u16::MAX as u32);
             }
             if self.tstamp_ok {
                 // The active side subtracts the option from advmss.
@@ -721,15 +380,15 @@ impl Receiver {
             self.ts_recent = tsval;
         }
         self.rcv_nxt = irs + 1;
-        self.rcv_wup = self.rcv_nxt;
+        self.win.rcv_wup = self.rcv_nxt;
         self.copied_seq = self.rcv_nxt;
-        self.rcvq_seq = self.rcv_nxt;
-        self.compressed_ack_rcv_nxt = self.rcv_nxt;
+        self.buf.on_syn(self.rcv_nxt);
+        self.comp.on_syn(self.rcv_nxt);
         // tcp_initialize_rcv_mss: under-estimate the peer's MSS.
         let peer_mss = opts.mss.map(u32::from).unwrap_or(TCP_MSS_DEFAULT);
         let mss_cache = peer_mss.min(base_mss).saturating_sub(if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 });
-        let hint = self.advmss.min(mss_cache).min(self.rcv_wnd / 2).clamp(TCP_MIN_MSS, TCP_MSS_DEFAULT);
-        self.rcv_mss = hint;
+        let hint = self.advmss.min(mss_cache).min(self.win.rcv_wnd / 2).clamp(TCP_MIN_MSS, TCP_MSS_DEFAULT);
+        self.delack.rcv_mss = hint;
     }
 
     /// The connection reached ESTABLISHED (`tcp_finish_connect` /
@@ -738,35 +397,20 @@ impl Receiver {
     /// `1/2^tcp_app_win` for the application, and starts the first DRS round.
     pub(crate) fn on_established(&mut self, now: Instant) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_init_buffer_space
-        let j = self.jiffies(now);
-        self.lrcvtime = j;
-        self.lsndtime = j;
-        self.rcvq_time = now;
-        self.rcvq_seq = self.copied_seq;
-        let maxwin = self.full_space().max(0) as u32;
-        let advmss = self.advmss;
-        if self.window_clamp >= maxwin {
-            self.window_clamp = maxwin;
-            if maxwin > 4 * advmss {
-                self.window_clamp = (maxwin - (maxwin >> TCP_APP_WIN)).max(4 * advmss);
-            }
-        }
-        // "Force reservation of one segment."
-        if self.window_clamp > 2 * advmss && self.window_clamp.saturating_add(advmss) > maxwin {
-            self.window_clamp = (2 * advmss).max(maxwin.saturating_sub(advmss));
-        }
-        self.rcv_ssthresh = self.rcv_ssthresh.min(self.window_clamp);
-        self.rcvq_space = self.rcv_ssthresh.min(self.rcv_wnd).min(TCP_INIT_CWND * advmss).max(1);
+        self.delack.on_established(now);
+        let maxwin = self.buf.full_space().max(0) as u32;
+        let space = self.win.init_buffer_space(maxwin, self.advmss);
+        self.buf.init_space(now, self.copied_seq, space);
     }
 
     /// Window field of our SYN or SYN-ACK (never scaled).
     pub(crate) fn syn_window(&self) -> u16 {
-        self.rcv_wnd.min(u16::MAX as u32) as u16
+        self.win.rcv_wnd.min(u16::MAX as u32) as u16
     }
 
     /// Window-scale option for our SYN or SYN-ACK, if we send one.
     pub(crate) fn offered_wscale(&self) -> Option<u8> {
-        self.wscale_ok.then_some(self.rcv_wscale)
+        self.win.wscale_ok.then_some(self.win.rcv_wscale)
     }
 
     // ------------------------------------------------------------------
@@ -778,7 +422,7 @@ impl Receiver {
     pub(crate) fn acceptable(&self, seg: &SegmentRepr) -> bool {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_sequence
         let end = seg_end_syn(seg);
-        !end.before(self.rcv_wup) && !seg.seq.after(self.rcv_nxt + self.receive_window())
+        !end.before(self.win.rcv_wup) && !seg.seq.after(self.rcv_nxt + self.receive_window())
     }
 
     /// PAWS (`tcp_paws_discard` without its disordered-ACK exception, which
@@ -812,10 +456,10 @@ impl Receiver {
         let end = seg_end_syn(seg);
         // tcp_oow_rate_limited: data without SYN is never rate limited.
         if seq == end || seg.flags.syn() {
-            let j = self.jiffies(now);
+            let j = self.delack.jiffies(now);
             if let Some(last) = self.last_oow_ack_time {
                 let elapsed = j.wrapping_sub(last) as i32;
-                if elapsed >= 0 && (elapsed as u64) < msecs_to_jiffies(TCP_INVALID_RATELIMIT_MS, self.hz) {
+                if elapsed >= 0 && (elapsed as u64) < msecs_to_jiffies(TCP_INVALID_RATELIMIT_MS, self.delack.hz()) {
                     mib_add(mib, self.extra_mib.ack_skipped_seq, 1);
                     return false;
                 }
@@ -825,10 +469,8 @@ impl Receiver {
         if seq != end && seq.before(self.rcv_nxt) {
             mib.inc(Mib::TcpExtDelayedACKLost);
             self.enter_quickack_mode(TCP_MAX_QUICKACKS);
-            if self.sack_ok && self.cfg_dsack {
-                let e = if end.after(self.rcv_nxt) { self.rcv_nxt } else { end };
-                self.dsack_set(seq, e, mib);
-            }
+            let e = if end.after(self.rcv_nxt) { self.rcv_nxt } else { end };
+            self.sack.dsack_set(seq, e, self.rcv_nxt, mib);
         }
         true
     }
@@ -843,12 +485,13 @@ impl Receiver {
         now: Instant,
         seg: &SegmentRepr,
         env: &RcvEnv,
+        timers: &mut TimerTable,
         mib: &mut Counters,
     ) -> RcvOutcome {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_established
         let mut out = RcvOutcome::default();
-        self.ecn_ok = env.ecn_ok;
-        self.dsack_this_seg = false;
+        self.ecn.ok = env.ecn_ok;
+        self.sack.dsack_this_seg = false;
         if seg.payload_len > MAX_SEGMENT_PAYLOAD {
             out.dropped = true;
             return out;
@@ -864,15 +507,17 @@ impl Receiver {
                 self.ecn_accept_cwr(seg, seq != end_seq);
             }
         }
-        self.rcv_rtt_measure_ts(seg, env, seq, end_seq);
+        if let (true, Some((_, tsecr))) = (self.tstamp_ok, seg.options.timestamp) {
+            self.rcv_rtt.measure_ts(tsecr, env.tsval_now, end_seq - seq >= self.delack.rcv_mss);
+        }
 
         // After our FIN-reception, data at or beyond rcv_nxt is not queued
         // (tcp_rcv_state_process in CLOSE-WAIT/CLOSING/LAST-ACK).
         let after_fin = self.fin_received && !seq.before(self.rcv_nxt);
         if seq != end_seq && !after_fin {
-            self.data_queue(now, seg, seq, end_seq, env, mib, &mut out);
+            self.data_queue(now, seg, seq, end_seq, env, timers, mib, &mut out);
         }
-        out.dsack = self.dsack_this_seg;
+        out.dsack = self.sack.dsack_this_seg;
         out
     }
 
@@ -882,7 +527,7 @@ impl Receiver {
     fn replace_ts_recent(&mut self, seg: &SegmentRepr) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_replace_ts_recent
         if let (true, Some((tsval, _))) = (self.tstamp_ok, seg.options.timestamp) {
-            if !seg.seq.after(self.rcv_wup) && self.paws_check(tsval, 0) {
+            if !seg.seq.after(self.win.rcv_wup) && self.paws_check(tsval, 0) {
                 self.ts_recent = tsval;
             }
         }
@@ -893,11 +538,8 @@ impl Receiver {
     /// may be very low (even just 1 packet)".
     fn ecn_accept_cwr(&mut self, seg: &SegmentRepr, has_data: bool) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_ecn_accept_cwr
-        if seg.flags.cwr() {
-            self.demand_cwr = false;
-            if self.ack_on_cwr && has_data {
-                self.pending |= ICSK_ACK_NOW;
-            }
+        if self.ecn.accept_cwr(seg.flags.cwr()) && self.ack_on_cwr && has_data {
+            self.delack.pending |= ICSK_ACK_NOW;
         }
     }
 
@@ -912,6 +554,7 @@ impl Receiver {
         seq: SeqNum,
         end_seq: SeqNum,
         env: &RcvEnv,
+        timers: &mut TimerTable,
         mib: &mut Counters,
         out: &mut RcvOutcome,
     ) {
@@ -921,7 +564,7 @@ impl Receiver {
             self.ecn_accept_cwr(seg, true);
         }
         // "tp->rx_opt.dsack = 0": an unsent D-SACK is superseded.
-        self.duplicate_sack = None;
+        self.sack.duplicate_sack = None;
         let rwin = self.receive_window();
 
         if seq == self.rcv_nxt {
@@ -938,7 +581,7 @@ impl Receiver {
         if !end_seq.after(self.rcv_nxt) {
             // "A retransmit, 2nd most common case. Force an immediate ack."
             mib.inc(Mib::TcpExtDelayedACKLost);
-            self.dsack_set(seq, end_seq, mib);
+            self.sack.dsack_set(seq, end_seq, self.rcv_nxt, mib);
             self.out_of_window(out);
             return;
         }
@@ -949,7 +592,7 @@ impl Receiver {
         }
         if seq.before(self.rcv_nxt) {
             // "Partial packet, seq < rcv_next < end_seq"
-            self.dsack_set(seq, self.rcv_nxt, mib);
+            self.sack.dsack_set(seq, self.rcv_nxt, self.rcv_nxt, mib);
             if rwin == 0 {
                 mib_add(mib, self.extra_mib.zero_window_drop, 1);
                 self.out_of_window(out);
@@ -958,14 +601,14 @@ impl Receiver {
             self.queue_and_out(now, seg, seq, end_seq, env, mib, out);
             return;
         }
-        self.data_queue_ofo(seg, seq, end_seq, env, mib, out);
+        self.data_queue_ofo(seg, seq, end_seq, env, timers, mib, out);
     }
 
     /// `tcp_data_queue`'s `out_of_window` exit: drop, and ACK quickly so
     /// the sender learns what we have.
     fn out_of_window(&mut self, out: &mut RcvOutcome) {
         self.enter_quickack_mode(TCP_MAX_QUICKACKS);
-        self.pending |= ICSK_ACK_SCHED;
+        self.delack.pending |= ICSK_ACK_SCHED;
         out.dropped = true;
     }
 
@@ -985,9 +628,9 @@ impl Receiver {
     ) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_data_queue
         let ts = truesize(seg.payload_len);
-        if !self.try_rmem_schedule(seq, ts, mib) {
+        if !self.try_rmem_schedule(seq, mib) {
             // "TODO: maybe ratelimit these WIN 0 ACK ?"
-            self.pending |= ICSK_ACK_NOMEM | ICSK_ACK_NOW | ICSK_ACK_SCHED;
+            self.delack.pending |= ICSK_ACK_NOMEM | ICSK_ACK_NOW | ICSK_ACK_SCHED;
             if self.unread > 0 && seg.payload_len > 0 {
                 mib_add(mib, self.extra_mib.rcvq_drop, 1);
                 out.dropped = true;
@@ -1001,7 +644,7 @@ impl Receiver {
         self.rcv_nxt = end_seq;
         self.bytes_received += advance as u64;
         self.unread += data as u64;
-        self.rcvq_truesize += ts;
+        self.buf.rcvq_truesize += ts;
         out.delivered = out.delivered.saturating_add(data);
 
         if seg.payload_len > 0 {
@@ -1016,14 +659,14 @@ impl Receiver {
             // is filled."
             if self.ofo.is_empty() {
                 if self.knobs.hole_fill_ack_now {
-                    self.pending |= ICSK_ACK_NOW;
+                    self.delack.pending |= ICSK_ACK_NOW;
                 } else {
-                    self.pingpong = 0;
+                    self.delack.exit_pingpong_mode();
                 }
             }
         }
-        if self.num_sacks > 0 {
-            self.sack_remove();
+        if self.sack.num_sacks > 0 {
+            self.sack.remove(self.rcv_nxt, self.ofo.is_empty());
         }
     }
 
@@ -1033,185 +676,44 @@ impl Receiver {
     /// ack as quickly as possible"), check ECN, and grow the window.
     fn event_data_recv(&mut self, now: Instant, seg: &SegmentRepr, env: &RcvEnv, out: &mut RcvOutcome) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_event_data_recv
-        self.pending |= ICSK_ACK_SCHED;
+        self.delack.pending |= ICSK_ACK_SCHED;
         self.measure_rcv_mss(seg);
-        self.rcv_rtt_measure(now);
-        let j = self.jiffies(now);
-        let ato_min = self.tcp_ato_min();
-        let rto = self.duration_to_jiffies(env.rto);
-        if self.ato == 0 {
-            // "The _first_ data packet received, initialize delayed ACK
-            // engine."
-            self.incr_quickack(TCP_MAX_QUICKACKS);
-            self.ato = ato_min;
-        } else {
-            let m = j.wrapping_sub(self.lrcvtime) as i32;
-            if m <= (ato_min / 2) as i32 {
-                // "The fastest case is the first."
-                self.ato = (self.ato >> 1) + ato_min / 2;
-            } else if (m as u32) < self.ato {
-                self.ato = (self.ato >> 1) + m as u32;
-                if self.ato > rto {
-                    self.ato = rto;
-                }
-            } else if (m as u32) > rto {
-                // "Too long gap. Apparently sender failed to restart
-                // window, so that we send ACKs quickly."
-                self.incr_quickack(TCP_MAX_QUICKACKS);
-            }
-        }
-        self.lrcvtime = j;
+        self.rcv_rtt.measure(now, self.rcv_nxt, self.win.rcv_wnd);
+        self.delack.on_data_recv(now, env.rto, self.win.rcv_wnd);
         self.ecn_check_ce(seg, env, out);
         if seg.payload_len >= 128 {
             self.grow_window(seg.payload_len);
         }
     }
 
-    /// `tcp_measure_rcv_mss`: track the peer's segment size for the
-    /// "ACK every second full-sized segment" rule. A full-sized segment
-    /// also refreshes `scaling_ratio` (≥ v6.5) and `window_clamp` with it
-    /// (≥ v6.12); a pushed or short segment marks `ICSK_ACK_PUSHED`.
+    /// `tcp_measure_rcv_mss` ([`DelayedAck::measure_rcv_mss`]). A segment
+    /// above the MSS estimate also refreshes `scaling_ratio` (≥ v6.5) and
+    /// `window_clamp` with it (≥ v6.12).
     fn measure_rcv_mss(&mut self, seg: &SegmentRepr) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_measure_rcv_mss
-        let lss = self.last_seg_size;
-        self.last_seg_size = 0;
         let len = seg.payload_len;
-        if len >= self.rcv_mss {
-            if len != self.rcv_mss && self.knobs.measured_scaling_ratio {
-                let val = ((len as u64) << TCP_RMEM_TO_WIN_SCALE) / truesize(len).max(1);
-                let old = self.scaling_ratio;
-                self.scaling_ratio = val.clamp(1, u8::MAX as u64) as u8;
-                if old != self.scaling_ratio {
-                    let w = self.win_from_space(self.rcvbuf as i64).max(0) as u32;
-                    self.set_window_clamp(w);
-                    if self.window_clamp < self.rcvq_space {
-                        self.rcvq_space = self.window_clamp;
-                    }
-                }
-            }
-            self.rcv_mss = len.min(self.advmss);
-            // "If the skb has a len of exactly 1*MSS and has the PSH bit set
-            // then it is likely the end of an application write."
-            if seg.flags.contains(TcpFlags::PSH) {
-                self.pending |= ICSK_ACK_PUSHED;
-            }
-        } else {
-            // "len" is invariant segment length, including TCP header.
-            let hdr = TCP_HDR_LEN + seg.options.wire_len() as u32;
-            let len = len + hdr;
-            let remnant = seg.flags.0 & (TcpFlags::FIN.0 | TcpFlags::URG.0 | TcpFlags::SYN.0 | TcpFlags::PSH.0) != 0;
-            if len >= TCP_MSS_DEFAULT + TCP_HDR_LEN || (len >= TCP_MIN_MSS + TCP_HDR_LEN && !remnant) {
-                let len = len.saturating_sub(self.tcp_header_len);
-                self.last_seg_size = len;
-                if len == lss {
-                    self.rcv_mss = len.max(1);
-                    return;
-                }
-            }
-            if self.pending & ICSK_ACK_PUSHED != 0 {
-                self.pending |= ICSK_ACK_PUSHED2;
-            }
-            self.pending |= ICSK_ACK_PUSHED;
+        if len > self.delack.rcv_mss && self.buf.measure_scaling_ratio(len) {
+            let w = self.buf.full_space().max(0) as u32;
+            self.win.set_clamp(w);
+            self.buf.cap_space(self.win.window_clamp);
         }
+        self.delack.measure_rcv_mss(seg, self.advmss, self.tcp_header_len);
     }
 
-    /// `tcp_set_window_clamp`: a smaller clamp also lowers `rcv_ssthresh`; a
-    /// larger one lets it follow up to the last advertised window.
-    fn set_window_clamp(&mut self, val: u32) {
-        //= linux:v6.13:net/ipv4/tcp.c#tcp_set_window_clamp
-        let new = val.max(SOCK_MIN_RCVBUF / 2);
-        let old = self.window_clamp;
-        if new == old {
-            return;
-        }
-        self.window_clamp = new;
-        if new < old {
-            self.rcv_ssthresh = self.rcv_ssthresh.min(new);
-        } else {
-            self.rcv_ssthresh = self.rcv_ssthresh.max(self.rcv_wnd.min(new));
-        }
-    }
-
-    /// `tcp_grow_window`: raise `rcv_ssthresh` while segments use the
-    /// buffer efficiently ("Increase window, if skb with such overhead will
-    /// fit to rcvbuf in future"), and grant a quick ACK so that the peer
-    /// hears of the larger window at once.
+    /// `tcp_grow_window` ([`RcvWindow::grow`]); a grown window earns a
+    /// quick ACK so that the peer hears of it at once.
     fn grow_window(&mut self, len: u32) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_grow_window
-        let ts = truesize(len);
-        if self.knobs.grow_window_room {
-            let room = (self.window_clamp as i64).min(self.tcp_space()) - self.rcv_ssthresh as i64;
-            if room <= 0 {
-                return;
-            }
-            let mut incr = if self.win_from_space(ts as i64) <= len as i64 {
-                2 * self.advmss as i64
-            } else {
-                self.grow_window_slow(len, ts)
-            };
-            if incr > 0 {
-                incr = incr.max(2 * len as i64);
-                self.rcv_ssthresh = (self.rcv_ssthresh as i64 + incr.min(room)).clamp(0, u32::MAX as i64) as u32;
-                self.quick |= 1;
-            }
-        } else if self.rcv_ssthresh < self.window_clamp && (self.rcv_ssthresh as i64) < self.tcp_space() {
-            let incr = if self.win_from_space(ts as i64) <= len as i64 {
-                2 * self.advmss as i64
-            } else {
-                self.grow_window_slow(len, ts)
-            };
-            if incr > 0 {
-                self.rcv_ssthresh = (self.rcv_ssthresh as i64 + incr).min(self.window_clamp as i64) as u32;
-                self.quick |= 1;
-            }
+        let (buf, ofo) = (&self.buf, self.ofo.truesize());
+        if self.win.grow(len, truesize(len), buf, ofo, self.advmss, self.delack.rcv_mss, self.knobs.grow_window_room) {
+            self.delack.quick |= 1;
         }
     }
 
-    /// `__tcp_grow_window`, the slow part of check #2: a wasteful segment
-    /// may still grow the window while `rcv_ssthresh` is small relative to
-    /// `tcp_rmem[2]`.
-    fn grow_window_slow(&self, len: u32, ts: u64) -> i64 {
-        //= linux:v6.13:net/ipv4/tcp_input.c#__tcp_grow_window
-        let mut truesize = self.win_from_space(ts as i64) >> 1;
-        let mut window = self.win_from_space(self.rmem[2] as i64) >> 1;
-        while self.rcv_ssthresh as i64 <= window {
-            if truesize <= len as i64 {
-                return 2 * self.rcv_mss as i64;
-            }
-            truesize >>= 1;
-            window >>= 1;
-        }
-        0
-    }
-
-    /// `__tcp_ecn_check_ce`: a CE mark asks for ECE until CWR and for quick
-    /// ACKs ("Better not delay acks, sender can have a very low cwnd"); a
-    /// not-ECT segment after ECT ones "is probably a retransmit".
+    /// `__tcp_ecn_check_ce` ([`EcnEcho::check_ce`]), with the quick ACKs
+    /// it may ask for.
     fn ecn_check_ce(&mut self, seg: &SegmentRepr, env: &RcvEnv, out: &mut RcvOutcome) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#__tcp_ecn_check_ce
-        if !env.ecn_ok {
-            return;
-        }
-        match seg.ecn {
-            Ecn::NotEct => {
-                if self.ecn_seen {
-                    self.enter_quickack_mode(self.knobs.ecn_quickacks);
-                }
-            }
-            Ecn::Ce => {
-                out.ce = Some(true);
-                if !env.ca_needs_ecn && !self.demand_cwr {
-                    self.enter_quickack_mode(self.knobs.ecn_quickacks);
-                    self.demand_cwr = true;
-                }
-                self.ecn_seen = true;
-            }
-            Ecn::Ect0 | Ecn::Ect1 => {
-                if out.ce.is_none() {
-                    out.ce = Some(false);
-                }
-                self.ecn_seen = true;
-            }
+        if env.ecn_ok && self.ecn.check_ce(seg.ecn, env.ca_needs_ecn, &mut out.ce) {
+            self.enter_quickack_mode(self.knobs.ecn_quickacks);
         }
     }
 
@@ -1221,18 +723,17 @@ impl Receiver {
     /// ... For now drop them."
     fn tcp_fin(&mut self, env: &RcvEnv, out: &mut RcvOutcome) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_fin
-        self.pending |= ICSK_ACK_SCHED;
+        self.delack.pending |= ICSK_ACK_SCHED;
         self.fin_received = true;
         out.fin = true;
         if env.fin_sent {
             out.ack_now = true;
         } else {
-            self.pingpong = TCP_PINGPONG_THRESH;
+            self.delack.enter_pingpong_mode();
         }
-        self.ofo.clear();
-        self.ofo_truesize = 0;
-        if self.sack_ok {
-            self.sack_reset();
+        self.ofo.purge();
+        if self.sack.ok {
+            self.sack.reset();
         }
     }
 
@@ -1243,8 +744,7 @@ impl Receiver {
         let mut dsack_high = self.rcv_nxt;
         let mut taken = 0;
         let mut fin = false;
-        while taken < self.ofo.len() {
-            let r = self.ofo[taken];
+        while let Some(&r) = self.ofo.ranges().get(taken) {
             if r.start.after(self.rcv_nxt) {
                 break;
             }
@@ -1253,10 +753,9 @@ impl Receiver {
                 if r.end.before(dsack_high) {
                     dsack_high = r.end;
                 }
-                self.dsack_extend(r.start, dsack, mib);
+                self.sack.dsack_extend(r.start, dsack, self.rcv_nxt, mib);
             }
             taken += 1;
-            self.ofo_truesize = self.ofo_truesize.saturating_sub(r.truesize);
             if !r.end.after(self.rcv_nxt) {
                 continue;
             }
@@ -1265,169 +764,170 @@ impl Receiver {
             self.rcv_nxt = r.end;
             self.bytes_received += advance as u64;
             self.unread += data as u64;
-            self.rcvq_truesize += r.truesize;
+            self.buf.rcvq_truesize += r.truesize;
             out.delivered = out.delivered.saturating_add(data);
             if r.fin {
                 fin = true;
                 break;
             }
         }
-        self.ofo.drain(..taken);
+        self.ofo.dequeue_front(taken);
         if fin {
             // tcp_fin purges the rest of the queue.
             self.tcp_fin(env, out);
         }
     }
 
-    /// `tcp_data_queue_ofo`: queue a segment beyond a hole. The ranges stay
-    /// sorted and disjoint; overlaps are D-SACKed as Linux does while it
-    /// walks its rb-tree (the first overlap sets the block, later ones only
-    /// extend a touching block), and the SACK blocks are updated.
+    /// `tcp_data_queue_ofo`: queue a segment beyond a hole (overlaps are
+    /// D-SACKed by [`OfoQueue::insert`]) and update the SACK blocks.
+    #[allow(clippy::too_many_arguments)]
     fn data_queue_ofo(
         &mut self,
         seg: &SegmentRepr,
         seq: SeqNum,
         end_seq: SeqNum,
         env: &RcvEnv,
+        timers: &mut TimerTable,
         mib: &mut Counters,
         out: &mut RcvOutcome,
     ) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_data_queue_ofo
         self.ecn_check_ce(seg, env, out);
         let ts = truesize(seg.payload_len);
-        if !self.try_rmem_schedule(seq, ts, mib) {
+        if !self.try_rmem_schedule(seq, mib) {
             mib_add(mib, self.extra_mib.ofo_drop, 1);
             out.dropped = true;
             return;
         }
-        self.pending |= ICSK_ACK_SCHED;
-        self.rcv_ooopack = self.rcv_ooopack.wrapping_add(1);
+        self.delack.pending |= ICSK_ACK_SCHED;
         mib.inc(Mib::TcpExtTCPOFOQueue);
         out.ofo = true;
         let fin = seg.flags.fin();
         let new = OfoRange { start: seq, end: end_seq, truesize: ts, fin };
 
-        let Some(last) = self.ofo.last().copied() else {
+        if self.ofo.is_empty() {
             // "Initial out of order segment, build 1 SACK."
-            if self.sack_ok {
-                self.num_sacks = 1;
-                self.selective_acks[0] = SackBlock { start: seq, end: end_seq };
-            }
-            self.ofo.push(new);
-            self.ofo_truesize += ts;
-            if self.sack_ok {
+            self.sack.first_ofo_skb(seq, end_seq);
+            self.ofo.push_first(new);
+            if self.sack.ok {
                 self.grow_window(seg.payload_len);
             }
             return;
-        };
-
-        let mut kept = true;
-        if seq == last.end && !last.fin {
-            // Common case: append to the last range (tcp_ooo_try_coalesce
-            // on ooo_last_skb).
-            if let Some(l) = self.ofo.last_mut() {
-                l.end = end_seq;
-                l.truesize += ts;
-                l.fin = fin;
-            }
-            self.ofo_truesize += ts;
-        } else if !seq.before(last.end) {
-            self.ofo.push(new);
-            self.ofo_truesize += ts;
-        } else {
-            kept = self.ofo_insert(new, mib);
         }
-        if self.sack_ok {
-            self.sack_new_ofo_skb(seq, end_seq, mib, out);
+        let kept = self.ofo.insert(new, self.rcv_nxt, &mut self.sack, mib, self.extra_mib.ofo_merge);
+        if self.sack.ok {
+            let (comp, ack_compressed) = (&mut self.comp, self.extra_mib.ack_compressed);
+            self.sack.new_ofo_skb(seq, end_seq, |sack| {
+                if comp.send_ack(sack, timers, mib, ack_compressed) {
+                    out.ack_now = true;
+                }
+            });
         }
         if !kept {
             out.dropped = true;
-        } else if self.sack_ok {
+        } else if self.sack.ok {
             // "For non sack flows, do not grow window to force DUPACK and
             // trigger fast retransmit."
             self.grow_window(seg.payload_len);
         }
     }
 
-    /// General out-of-order insertion with overlap handling. Returns
-    /// `false` if every byte was already queued (the segment is dropped).
-    fn ofo_insert(&mut self, new: OfoRange, mib: &mut Counters) -> bool {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_data_queue_ofo
-        let (seq, end_seq) = (new.start, new.end);
-        let base = self.rcv_nxt;
-        let key = |s: SeqNum| s - base;
-        // First range ending after seq.
-        let idx = self.ofo.partition_point(|r| key(r.end) <= key(seq));
-        let mut start = seq;
-        let mut truesize = new.truesize;
-        let mut fin = new.fin;
-        let mut first = idx;
-        if let Some(r) = self.ofo.get(idx).copied() {
-            if !r.start.after(seq) {
-                if !end_seq.after(r.end) {
-                    // "All the bits are present. Drop."
-                    mib_add(mib, self.extra_mib.ofo_merge, 1);
-                    self.dsack_set(seq, end_seq, mib);
-                    return false;
-                }
-                if seq.after(r.start) {
-                    // "Partial overlap."
-                    self.dsack_set(seq, r.end, mib);
-                    truesize += r.truesize;
-                } else {
-                    // Same start, covers it: replace.
-                    self.dsack_extend(r.start, r.end, mib);
-                    mib_add(mib, self.extra_mib.ofo_merge, 1);
-                }
-                start = r.start;
-                first = idx + 1;
-            }
-        }
-        // merge_right: "Remove other segments covered by skb."
-        let mut last = first;
-        let mut end = end_seq;
-        while let Some(r) = self.ofo.get(last).copied() {
-            if !end_seq.after(r.start) {
-                break;
-            }
-            if end_seq.before(r.end) {
-                self.dsack_extend(r.start, end_seq, mib);
-                end = r.end;
-                fin = r.fin;
-                truesize += r.truesize;
-                last += 1;
-                break;
-            }
-            self.dsack_extend(r.start, r.end, mib);
-            mib_add(mib, self.extra_mib.ofo_merge, 1);
-            last += 1;
-        }
-        let removed: u64 = self.ofo[idx..last].iter().map(|r| r.truesize).sum();
-        let merged = OfoRange { start, end, truesize, fin };
-        self.ofo_truesize = self.ofo_truesize.saturating_sub(removed) + truesize;
-        self.ofo.splice(idx..last, core::iter::once(merged));
-        // Keep ranges maximal: join with touching neighbours.
-        self.join_adjacent(idx);
-        true
+    // ------------------------------------------------------------------
+    // Receive memory
+    // ------------------------------------------------------------------
+
+    /// `sk_rmem_alloc`: truesize of everything queued, bytes.
+    fn rmem_alloc(&self) -> u64 {
+        self.buf.rmem_alloc(self.ofo.truesize())
     }
 
-    /// Merges range `i` with its neighbours when they touch.
-    fn join_adjacent(&mut self, mut i: usize) {
-        if i > 0 && i < self.ofo.len() && self.ofo[i - 1].end == self.ofo[i].start && !self.ofo[i - 1].fin {
-            let r = self.ofo.remove(i);
-            let l = &mut self.ofo[i - 1];
-            l.end = r.end;
-            l.truesize += r.truesize;
-            l.fin = r.fin;
-            i -= 1;
+    /// `tcp_try_rmem_schedule`: is there room to queue more data? (The
+    /// model charges the segment after the check, so its size does not
+    /// enter.) Over `sk_rcvbuf`, `tcp_prune_queue` first.
+    fn try_rmem_schedule(&mut self, in_seq: SeqNum, mib: &mut Counters) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_try_rmem_schedule
+        if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
+            return true;
         }
-        if i + 1 < self.ofo.len() && self.ofo[i].end == self.ofo[i + 1].start && !self.ofo[i].fin {
-            let r = self.ofo.remove(i + 1);
-            let l = &mut self.ofo[i];
-            l.end = r.end;
-            l.truesize += r.truesize;
-            l.fin = r.fin;
+        self.prune_queue(in_seq, mib)
+    }
+
+    /// `tcp_prune_queue`: raise the buffer if autotuning may
+    /// (`tcp_clamp_window`), collapse the queues, then drop out-of-order
+    /// data from the top. Returns whether memory is within `sk_rcvbuf`.
+    fn prune_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_queue
+        mib_add(mib, self.extra_mib.prune_called, 1);
+        if self.rmem_alloc() >= self.buf.rcvbuf as u64 {
+            self.clamp_window();
         }
+        if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
+            return true;
+        }
+        // tcp_collapse_ofo_queue + tcp_collapse of the receive queue.
+        self.ofo.collapse();
+        self.buf.collapse(self.unread);
+        if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
+            return true;
+        }
+        self.prune_ofo_queue(in_seq, mib);
+        if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
+            return true;
+        }
+        mib_add(mib, self.extra_mib.rcv_pruned, 1);
+        false
+    }
+
+    /// `tcp_clamp_window`: "Recalculate window clamp after socket hit its
+    /// memory bounds."
+    fn clamp_window(&mut self) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_clamp_window
+        self.delack.quick = 0;
+        let rmem = self.rmem_alloc().min(u32::MAX as u64) as u32;
+        self.buf.clamp(rmem);
+        if rmem > self.buf.rcvbuf {
+            self.win.rcv_ssthresh = self.win.window_clamp.min(2 * self.advmss);
+        }
+    }
+
+    /// `tcp_prune_ofo_queue`: drop out-of-order ranges from the highest,
+    /// stopping where the incoming segment would land last, and forget the
+    /// SACK state.
+    fn prune_ofo_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_ofo_queue
+        let pruned = self.ofo.prune(in_seq, self.buf.rcvbuf, self.buf.rcvq_truesize);
+        if pruned {
+            mib_add(mib, self.extra_mib.ofo_pruned, 1);
+            if self.sack.ok {
+                self.sack.reset();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Window selection
+    // ------------------------------------------------------------------
+
+    /// `tcp_receive_window`: what is left of the window last advertised.
+    fn receive_window(&self) -> u32 {
+        self.win.receive_window(self.rcv_nxt)
+    }
+
+    /// `__tcp_select_window` for the buffer as it is now; a buffer under
+    /// half free ends quick-ACK mode.
+    fn select_window_raw(&mut self) -> u32 {
+        let free_space = self.buf.tcp_space(self.ofo.truesize());
+        let (window, short) = self.win.select_raw(self.delack.rcv_mss, free_space, self.buf.full_space());
+        if short {
+            self.delack.quick = 0;
+        }
+        window
+    }
+
+    /// `tcp_select_window`: the scaled window field for an outgoing segment.
+    fn select_window(&mut self) -> u16 {
+        let new_win = self.select_window_raw();
+        self.win.select(self.rcv_nxt, new_win)
     }
 
     // ------------------------------------------------------------------
@@ -1440,222 +940,50 @@ impl Receiver {
     /// move back, in quick-ACK mode, when `ICSK_ACK_NOW` is pending, or for
     /// out-of-order data (the first three dup-ACKs per `rcv_nxt`; later ones
     /// are compressed for min(1 ms, 5 % of RTT)); otherwise delay it.
-    pub(crate) fn ack_snd_check(&mut self, now: Instant, env: &RcvEnv) -> AckDecision {
+    pub(crate) fn ack_snd_check(&mut self, now: Instant, env: &RcvEnv, timers: &mut TimerTable) -> AckDecision {
         //= linux:v6.13:net/ipv4/tcp_input.c#__tcp_ack_snd_check
-        if self.pending & ICSK_ACK_SCHED == 0 {
+        if self.delack.pending & ICSK_ACK_SCHED == 0 {
             // "We sent a data segment already."
             return AckDecision::None;
         }
-        let unacked = self.rcv_nxt - self.rcv_wup;
-        let more_than_one = unacked > self.rcv_mss
-            && ((self.rcv_nxt - self.copied_seq) < SK_RCVLOWAT || self.select_window_raw() >= self.rcv_wnd);
-        if more_than_one || self.in_quickack_mode() || self.pending & ICSK_ACK_NOW != 0 {
+        let unacked = self.rcv_nxt - self.win.rcv_wup;
+        let more_than_one = unacked > self.delack.rcv_mss
+            && ((self.rcv_nxt - self.copied_seq) < SK_RCVLOWAT || self.select_window_raw() >= self.win.rcv_wnd);
+        if more_than_one || self.delack.in_quickack_mode() || self.delack.pending & ICSK_ACK_NOW != 0 {
             return AckDecision::Now;
         }
         if self.ofo.is_empty() {
-            return self.send_delayed_ack(now, env);
+            return self.delack.send_delayed_ack(now, env.srtt_us, self.knobs.delack_max_cap, timers);
         }
-        if !self.sack_ok || self.knobs.comp_sack_nr == 0 || self.compressed_ack >= self.knobs.comp_sack_nr {
+        if !self.sack.ok {
             return AckDecision::Now;
         }
-        if self.compressed_ack_rcv_nxt != self.rcv_nxt {
-            self.compressed_ack_rcv_nxt = self.rcv_nxt;
-            self.dup_ack_counter = 0;
-        }
-        if self.dup_ack_counter < TCP_FASTRETRANS_THRESH {
-            self.dup_ack_counter += 1;
-            return AckDecision::Now;
-        }
-        self.compressed_ack += 1;
-        if self.comp_deadline.is_some() {
-            return AckDecision::Delayed;
-        }
-        // "compress ack timer : 5 % of rtt, but no more than
-        // tcp_comp_sack_delay_ns"
-        let mut rtt8 = self.rcv_rtt_us as u64;
-        let srtt8 = (env.srtt_us as u64) << 3;
-        if srtt8 != 0 && srtt8 < rtt8 {
-            rtt8 = srtt8;
-        }
-        let delay_ns = self.knobs.comp_sack_delay_ns.min(rtt8 * (1000 >> 3) / 20);
-        self.comp_deadline = Some(now + Duration::from_nanos(delay_ns));
-        AckDecision::Delayed
-    }
-
-    /// `tcp_send_delayed_ack`: arm the delayed-ACK timer for `ato`, bounded
-    /// by 200 ms (interactive or pushed) or 500 ms, and by max(srtt, 40 ms).
-    /// An already armed timer keeps its earlier deadline, and "If delack
-    /// timer is about to expire, send ACK now".
-    fn send_delayed_ack(&mut self, now: Instant, env: &RcvEnv) -> AckDecision {
-        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_send_delayed_ack
-        // ≤ v4.17: tcp_ca_event(sk, CA_EVENT_DELAYED_ACK), even when the ACK
-        // then goes at once.
-        self.delayed_ack_reserved = true;
-        let delack_min = self.tcp_delack_min();
-        let delack_max = self.tcp_delack_max();
-        let mut ato = self.ato;
-        if ato > delack_min {
-            let mut max_ato = self.hz / 2;
-            if self.in_pingpong_mode() || self.pending & ICSK_ACK_PUSHED != 0 {
-                max_ato = delack_max;
-            }
-            // "If some rtt estimate is known, use it to bound delayed ack."
-            if env.srtt_us != 0 {
-                // Unclamped: the kernel's max_t(int, ...) would read a
-                // clamped MAX_JIFFY_OFFSET (an srtt of ~71 min) as -2 and
-                // take TCP_DELACK_MIN; the model keeps the RTT, above max_ato.
-                let rtt =
-                    (usecs_to_jiffies_unclamped(env.srtt_us, self.hz).min(u32::MAX as u64) as u32).max(delack_min);
-                if rtt < max_ato {
-                    max_ato = rtt;
-                }
-            }
-            ato = ato.min(max_ato);
-        }
-        if self.knobs.delack_max_cap {
-            ato = ato.min(delack_max);
-        }
-        let j = self.jiffies(now);
-        let mut timeout = j.wrapping_add(ato);
-        if self.pending & ICSK_ACK_TIMER != 0 {
-            if (self.timeout.wrapping_sub(j.wrapping_add(ato >> 2)) as i32) <= 0 {
-                return AckDecision::Now;
-            }
-            if (timeout.wrapping_sub(self.timeout) as i32) >= 0 {
-                timeout = self.timeout;
-            }
-        }
-        self.pending |= ICSK_ACK_SCHED | ICSK_ACK_TIMER;
-        self.timeout = timeout;
-        self.delack_at = Some(self.jiffies_to_instant(now, timeout));
-        AckDecision::Delayed
-    }
-
-    /// Deadline of the delayed-ACK timer (`ICSK_TIME_DACK`).
-    pub(crate) fn delack_deadline(&self) -> Option<Instant> {
-        if self.pending & ICSK_ACK_TIMER != 0 {
-            self.delack_at
-        } else {
-            None
-        }
-    }
-
-    /// Deadline of the SACK-compression hrtimer (`compressed_ack_timer`).
-    pub(crate) fn comp_sack_deadline(&self) -> Option<Instant> {
-        self.comp_deadline
+        self.comp.ack_snd_check(now, self.rcv_nxt, self.rcv_rtt.rtt_us, env.srtt_us, &self.knobs, timers)
     }
 
     /// `tcp_delack_timer_handler`: the delayed ACK is due. A missed delayed
     /// ACK means `ato` was too short: double it (up to the RTO); in pingpong
     /// mode leave it and restart from 40 ms. Counts `DelayedACKs`; `true` =
     /// send an ACK now.
-    pub(crate) fn on_delack_timer(&mut self, now: Instant, env: &RcvEnv, mib: &mut Counters) -> bool {
-        //= linux:v6.13:net/ipv4/tcp_timer.c#tcp_delack_timer_handler
-        if self.pending & ICSK_ACK_TIMER == 0 {
-            return false;
-        }
-        let j = self.jiffies(now);
-        if (self.timeout.wrapping_sub(j) as i32) > 0 {
-            return false;
-        }
-        self.pending &= !ICSK_ACK_TIMER;
-        self.delack_at = None;
-        if self.pending & ICSK_ACK_SCHED == 0 {
-            return false;
-        }
-        if !self.in_pingpong_mode() {
-            // "Delayed ACK missed: inflate ATO."
-            let rto = self.duration_to_jiffies(env.rto);
-            self.ato = self.ato.saturating_mul(2).min(rto);
-        } else {
-            // "Delayed ACK missed: leave pingpong mode and deflate ATO."
-            self.pingpong = 0;
-            self.ato = self.tcp_ato_min();
-        }
-        mib.inc(Mib::TcpExtDelayedACKs);
-        true
+    pub(crate) fn on_delack_timer(
+        &mut self,
+        now: Instant,
+        env: &RcvEnv,
+        timers: &mut TimerTable,
+        mib: &mut Counters,
+    ) -> bool {
+        self.delack.on_timer(now, env.rto, timers, mib)
     }
 
     /// `tcp_compressed_ack_kick`: the SACK-compression delay is over; send
     /// one ACK standing for the compressed ones. `true` = send now.
-    pub(crate) fn on_comp_sack_timer(&mut self, now: Instant) -> bool {
-        //= linux:v6.13:net/ipv4/tcp_timer.c#tcp_compressed_ack_kick
-        match self.comp_deadline {
-            Some(d) if d <= now => {}
-            _ => return false,
-        }
-        self.comp_deadline = None;
-        if self.compressed_ack > 0 {
-            // "Since we have to send one ack finally, subtract one from
-            // tp->compressed_ack to keep LINUX_MIB_TCPACKCOMPRESSED accurate."
-            self.compressed_ack -= 1;
-            return true;
-        }
-        false
+    pub(crate) fn on_comp_sack_timer(&mut self, now: Instant, timers: &mut TimerTable) -> bool {
+        self.comp.on_timer(now, timers)
     }
 
-    /// `tcp_sack_compress_send_ack`, called where a SACK block is about to
-    /// move past the first two: flush the compressed ACK now, with the SACK
-    /// option as it stands.
-    fn sack_compress_send_ack(&mut self, mib: &mut Counters, out: &mut RcvOutcome) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_sack_compress_send_ack
-        if self.compressed_ack == 0 {
-            return;
-        }
-        self.comp_deadline = None;
-        mib_add(mib, self.extra_mib.ack_compressed, (self.compressed_ack - 1) as u64);
-        self.compressed_ack = 0;
-        let mut snap = SackSnapshot { blocks: [SackBlock::default(); TCP_NUM_SACKS + 1], len: 0 };
-        if let Some(d) = self.duplicate_sack.take() {
-            snap.blocks[0] = d;
-            snap.len = 1;
-        }
-        for b in &self.selective_acks[..self.num_sacks as usize] {
-            snap.blocks[snap.len as usize] = *b;
-            snap.len += 1;
-        }
-        self.preflush = Some(snap);
-        out.ack_now = true;
-    }
-
-    // ------------------------------------------------------------------
-    // Quick ACK and pingpong (inet_connection_sock.h, tcp_input.c)
-    // ------------------------------------------------------------------
-
-    /// `tcp_incr_quickack`: grant up to half a window of quick ACKs
-    /// (at least 2, at most `max`).
-    fn incr_quickack(&mut self, max: u8) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_incr_quickack
-        let rcv_mss = self.rcv_mss.max(1);
-        let mut quickacks = self.rcv_wnd / (2 * rcv_mss);
-        if quickacks == 0 {
-            quickacks = 2;
-        }
-        let quickacks = quickacks.min(max as u32) as u8;
-        if quickacks > self.quick {
-            self.quick = quickacks;
-        }
-    }
-
-    /// `tcp_enter_quickack_mode`: ACK the next segments at once.
+    /// `tcp_enter_quickack_mode`, sized by the window last advertised.
     fn enter_quickack_mode(&mut self, max: u8) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_enter_quickack_mode
-        self.incr_quickack(max);
-        self.pingpong = 0;
-        self.ato = self.tcp_ato_min();
-    }
-
-    /// `tcp_in_quickack_mode`: "Send ACKs quickly, if "quick" count is not
-    /// exhausted and the session is not interactive."
-    fn in_quickack_mode(&self) -> bool {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_in_quickack_mode
-        self.quick > 0 && !self.in_pingpong_mode()
-    }
-
-    /// `inet_csk_in_pingpong_mode`.
-    fn in_pingpong_mode(&self) -> bool {
-        //= linux:v6.13:include/net/inet_connection_sock.h#inet_csk_in_pingpong_mode
-        self.pingpong >= TCP_PINGPONG_THRESH
+        self.delack.enter_quickack_mode(self.win.rcv_wnd, max);
     }
 
     // ------------------------------------------------------------------
@@ -1688,28 +1016,10 @@ impl Receiver {
             0
         };
         let room = room.min(MAX_SACK_BLOCKS);
-        if let Some(snap) = self.preflush.take() {
-            for b in snap.blocks.iter().take((snap.len as usize).min(room)) {
-                seg.options.push_sack(*b);
-            }
-        } else if self.sack_ok && room > 0 {
-            let mut n = 0;
-            if let Some(d) = self.duplicate_sack {
-                seg.options.push_sack(d);
-                n += 1;
-            }
-            for b in &self.selective_acks[..self.num_sacks as usize] {
-                if n >= room {
-                    break;
-                }
-                seg.options.push_sack(*b);
-                n += 1;
-            }
-            if n > 0 {
-                self.duplicate_sack = None;
-            }
+        if !self.comp.write_preflush(seg, room) {
+            self.sack.write_option(seg, room);
         }
-        if self.ecn_ok && self.demand_cwr {
+        if self.ecn.ece() {
             seg.flags.insert(TcpFlags::ECE);
         }
     }
@@ -1720,50 +1030,21 @@ impl Receiver {
     /// (`tcp_dec_quickack_mode`: "Leaving quickack mode we deflate ATO")
     /// and cancels the delayed ACK. `pcount` is the segment's GSO count
     /// (used before v6.6).
-    pub(crate) fn on_ack_sent(&mut self, now: Instant, ack: SeqNum, pcount: u32, mib: &mut Counters) {
+    pub(crate) fn on_ack_sent(&mut self, ack: SeqNum, pcount: u32, timers: &mut TimerTable, mib: &mut Counters) {
         //= linux:v6.13:net/ipv4/tcp_output.c#tcp_event_ack_sent
-        let _ = now;
-        if self.compressed_ack > 0 {
-            mib_add(mib, self.extra_mib.ack_compressed, self.compressed_ack as u64);
-            self.compressed_ack = 0;
-            self.comp_deadline = None;
-        }
+        self.comp.on_ack_sent(timers, mib, self.extra_mib.ack_compressed);
         if ack != self.rcv_nxt && self.knobs.special_ack_keeps_delack {
             // "Special ACK sent by DCTCP to reflect ECN"
             return;
         }
-        if self.quick > 0 {
-            let pkts = if self.knobs.quickack_per_ack { (self.pending & ICSK_ACK_SCHED != 0) as u32 } else { pcount };
-            if pkts >= self.quick as u32 {
-                self.quick = 0;
-                self.ato = self.tcp_ato_min();
-            } else {
-                self.quick -= pkts as u8;
-            }
-        }
-        // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)
-        self.pending = 0;
-        self.delack_at = None;
+        self.delack.on_ack_sent(pcount, self.knobs.quickack_per_ack, timers);
     }
 
     /// `tcp_event_data_sent`: a reply sent within `ato` of the data it
     /// answers marks the connection interactive (pingpong), which stops
     /// quick ACKs and lengthens delayed ACKs.
     pub(crate) fn on_data_sent(&mut self, now: Instant) {
-        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_event_data_sent
-        let j = self.jiffies(now);
-        let within_ato = j.wrapping_sub(self.lrcvtime) < self.ato;
-        if self.knobs.pingpong_first_reply_only {
-            // "If this is the first data packet sent in response to the
-            // previous received data, and it is a reply for ato after last
-            // received packet, increase pingpong count."
-            if (self.lsndtime.wrapping_sub(self.lrcvtime) as i32) < 0 && within_ato {
-                self.pingpong = self.pingpong.saturating_add(1);
-            }
-        } else if within_ato {
-            self.pingpong = TCP_PINGPONG_THRESH;
-        }
-        self.lsndtime = j;
+        self.delack.on_data_sent(now, self.knobs.pingpong_first_reply_only);
     }
 
     // ------------------------------------------------------------------
@@ -1781,17 +1062,12 @@ impl Receiver {
             let before = self.unread;
             self.unread -= n;
             self.copied_seq += n.min(u32::MAX as u64) as u32;
-            // Release memory: whole skbs when drained, else pro rata.
-            self.rcvq_truesize = if self.unread == 0 {
-                0
-            } else {
-                (self.rcvq_truesize as u128 * self.unread as u128 / before as u128) as u64
-            };
+            self.buf.on_read(before, self.unread);
         }
         if self.unread == 0 && self.fin_received {
             // Reading EOF consumes the FIN's sequence number and its skb.
             self.copied_seq = self.rcv_nxt;
-            self.rcvq_truesize = 0;
+            self.buf.rcvq_truesize = 0;
         }
         if n > 0 {
             self.rcv_space_adjust(now);
@@ -1804,21 +1080,23 @@ impl Receiver {
     fn cleanup_rbuf(&mut self, copied: u64) -> bool {
         //= linux:v6.13:net/ipv4/tcp.c#__tcp_cleanup_rbuf
         let mut time_to_ack = false;
-        if self.pending & ICSK_ACK_SCHED != 0 {
+        if self.delack.pending & ICSK_ACK_SCHED != 0 {
             // "Once-per-two-segments ACK was not sent by tcp_input.c", or
             // "If this read emptied read buffer, we send ACK, if connection
             // is not bidirectional, user drained receive buffer and there
             // was a small segment in queue."
-            let pushed = self.pending & ICSK_ACK_PUSHED2 != 0
-                || (self.pending & ICSK_ACK_PUSHED != 0 && !self.in_pingpong_mode());
-            if (self.rcv_nxt - self.rcv_wup) > self.rcv_mss || (copied > 0 && pushed && self.rmem_alloc() == 0) {
+            let pushed = self.delack.pending & ICSK_ACK_PUSHED2 != 0
+                || (self.delack.pending & ICSK_ACK_PUSHED != 0 && !self.delack.in_pingpong_mode());
+            if (self.rcv_nxt - self.win.rcv_wup) > self.delack.rcv_mss
+                || (copied > 0 && pushed && self.rmem_alloc() == 0)
+            {
                 time_to_ack = true;
             }
         }
         if copied > 0 && !time_to_ack && !self.fin_received {
             let now_win = self.receive_window() as u64;
             // "Optimize, __tcp_select_window() is not cheap."
-            if 2 * now_win <= self.window_clamp as u64 {
+            if 2 * now_win <= self.win.window_clamp as u64 {
                 let new_win = self.select_window_raw() as u64;
                 if new_win != 0 && new_win >= 2 * now_win {
                     time_to_ack = true;
@@ -1828,94 +1106,13 @@ impl Receiver {
         time_to_ack
     }
 
-    /// `tcp_rcv_space_adjust` (DRS): once per receiver RTT, size
-    /// `sk_rcvbuf` for twice what the application read in the last RTT plus
-    /// slow-start growth, up to `tcp_rmem[2]`, and let `window_clamp`
-    /// follow: "To cope with packet losses, we need a 2x factor. To cope
-    /// with slow start ... we need a 4x factor".
+    /// `tcp_rcv_space_adjust` (DRS): autotune the buffer from what the
+    /// application read in the last RTT ([`RcvBuf::space_adjust`]), and
+    /// "Make the window clamp follow along."
     fn rcv_space_adjust(&mut self, now: Instant) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_space_adjust
-        let time_us = now.saturating_since(self.rcvq_time).as_micros();
-        if self.rcv_rtt_us == 0 || time_us < (self.rcv_rtt_us >> 3) as u64 {
-            return;
-        }
-        let copied = self.copied_seq - self.rcvq_seq;
-        if copied > self.rcvq_space {
-            if !self.rcvbuf_locked {
-                let space = self.rcvq_space.max(1) as u128;
-                let mut rcvwin = ((copied as u128) << 1) + 16 * self.advmss as u128;
-                let grow = rcvwin * (copied as u128 - space) / space;
-                rcvwin += grow << 1;
-                let rcvwin = rcvwin.min(u64::MAX as u128 >> 16) as u64;
-                let rcvbuf = self.space_from_win(rcvwin).min(self.rmem[2] as u64) as u32;
-                if rcvbuf > self.rcvbuf {
-                    self.rcvbuf = rcvbuf;
-                    // "Make the window clamp follow along."
-                    self.window_clamp = self.win_from_space(rcvbuf as i64).max(0) as u32;
-                }
-            }
-            self.rcvq_space = copied;
-        }
-        self.rcvq_seq = self.copied_seq;
-        self.rcvq_time = now;
-    }
-
-    // ------------------------------------------------------------------
-    // Receiver RTT (for DRS and SACK compression)
-    // ------------------------------------------------------------------
-
-    /// `tcp_rcv_rtt_update`: smooth timestamp samples (gain 1/8); keep the
-    /// minimum of window-based ones ("we are only going for a minimum in
-    /// the non-timestamp case").
-    fn rcv_rtt_update(&mut self, sample_us: u32, win_dep: bool) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_update
-        let mut new = self.rcv_rtt_us as i64;
-        let mut m = sample_us as i64;
-        if new != 0 {
-            if !win_dep {
-                m -= new >> 3;
-                new += m;
-            } else {
-                m <<= 3;
-                if m < new {
-                    new = m;
-                }
-            }
-        } else {
-            new = m << 3;
-        }
-        self.rcv_rtt_us = new.clamp(0, u32::MAX as i64) as u32;
-    }
-
-    /// `tcp_rcv_rtt_measure`: without timestamps, the time to receive one
-    /// window of data approximates the RTT.
-    fn rcv_rtt_measure(&mut self, now: Instant) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_measure
-        if let Some(t) = self.rcv_rtt_time {
-            if self.rcv_nxt.before(self.rcv_rtt_seq) {
-                return;
-            }
-            let delta = now.saturating_since(t).as_micros().clamp(1, u32::MAX as u64) as u32;
-            self.rcv_rtt_update(delta, true);
-        }
-        self.rcv_rtt_seq = self.rcv_nxt + self.rcv_wnd;
-        self.rcv_rtt_time = Some(now);
-    }
-
-    /// `tcp_rcv_rtt_measure_ts`: a full-sized segment echoing a new TSecr
-    /// gives an RTT sample (`tcp_rtt_tsopt_us`, ms clock).
-    fn rcv_rtt_measure_ts(&mut self, seg: &SegmentRepr, env: &RcvEnv, seq: SeqNum, end_seq: SeqNum) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_measure_ts
-        let Some((_, tsecr)) = seg.options.timestamp else { return };
-        if !self.tstamp_ok || tsecr == self.rcv_rtt_last_tsecr {
-            return;
-        }
-        self.rcv_rtt_last_tsecr = tsecr;
-        if end_seq - seq >= self.rcv_mss {
-            let delta = env.tsval_now.wrapping_sub(tsecr);
-            if delta < (i32::MAX as u32) / 1000 {
-                self.rcv_rtt_update(delta.max(1) * 1000, false);
-            }
+        if let Some(clamp) = self.buf.space_adjust(now, self.copied_seq, self.rcv_rtt.rtt_us, self.advmss) {
+            self.win.window_clamp = clamp;
         }
     }
 
@@ -1925,18 +1122,18 @@ impl Receiver {
 
     /// Sets or clears `TCP_ECN_DEMAND_CWR` (DCTCP's `dctcp_ece_ack_update`).
     pub(crate) fn set_demand_cwr(&mut self, on: bool) {
-        self.demand_cwr = on;
+        self.ecn.demand_cwr = on;
     }
 
     /// Sets `ICSK_ACK_NOW` (DCTCP on a CE-state change, ≥ v4.18).
     pub(crate) fn force_ack_now(&mut self) {
-        self.pending |= ICSK_ACK_NOW;
+        self.delack.pending |= ICSK_ACK_NOW;
     }
 
     /// `tcp_send_ack` sends a pure ACK: ≤ v4.17 it raised
     /// `CA_EVENT_NON_DELAYED_ACK`, clearing DCTCP's `delayed_ack_reserved`.
     pub(crate) fn on_send_ack(&mut self) {
-        self.delayed_ack_reserved = false;
+        self.delack.delayed_ack_reserved = false;
     }
 
     /// DCTCP's CE state changed: is an ACK for the data before it owed?
@@ -1944,15 +1141,10 @@ impl Receiver {
     /// before, when `delayed_ack_reserved` (`dctcp_ce_state_0_to_1`).
     pub(crate) fn dctcp_prior_ack_due(&self) -> bool {
         if self.knobs.special_ack_keeps_delack {
-            self.pending & ICSK_ACK_TIMER != 0
+            self.delack.pending & ICSK_ACK_TIMER != 0
         } else {
-            self.delayed_ack_reserved
+            self.delack.delayed_ack_reserved
         }
-    }
-
-    /// `inet_csk_ack_scheduled`: an ACK is owed.
-    pub(crate) fn ack_scheduled(&self) -> bool {
-        self.pending & ICSK_ACK_SCHED != 0
     }
 
     // ------------------------------------------------------------------
@@ -1974,108 +1166,13 @@ impl Receiver {
     pub(crate) fn bytes_received(&self) -> u64 {
         self.bytes_received
     }
-    /// `rx_opt.ts_recent`: the TSecr we echo.
-    pub(crate) fn ts_recent(&self) -> u32 {
-        self.ts_recent
-    }
     /// `icsk_ack.rcv_mss` (`tcpi_rcv_mss`).
     pub(crate) fn rcv_mss(&self) -> u32 {
-        self.rcv_mss
+        self.delack.rcv_mss
     }
     /// Window last advertised, bytes (`tcpi_rcv_wnd`).
     pub(crate) fn rcv_wnd(&self) -> u32 {
-        self.rcv_wnd
-    }
-    /// Our window-scale shift.
-    pub(crate) fn rcv_wscale(&self) -> u8 {
-        self.rcv_wscale
-    }
-    /// `tcpi_rcv_ssthresh`.
-    pub(crate) fn rcv_ssthresh(&self) -> u32 {
-        self.rcv_ssthresh
-    }
-    pub(crate) fn window_clamp(&self) -> u32 {
-        self.window_clamp
-    }
-    /// `sk_rcvbuf`, bytes.
-    pub(crate) fn rcvbuf(&self) -> u32 {
-        self.rcvbuf
-    }
-    /// `tp->advmss`, bytes.
-    pub(crate) fn advmss(&self) -> u32 {
-        self.advmss
-    }
-    pub(crate) fn sack_ok(&self) -> bool {
-        self.sack_ok
-    }
-    pub(crate) fn tstamp_ok(&self) -> bool {
-        self.tstamp_ok
-    }
-    /// `TCP_ECN_DEMAND_CWR`: ECE is being echoed.
-    pub(crate) fn demand_cwr(&self) -> bool {
-        self.demand_cwr
-    }
-    /// `tcpi_rcv_rtt`, µs (unscaled).
-    pub(crate) fn rcv_rtt_us(&self) -> u32 {
-        self.rcv_rtt_us >> 3
-    }
-    /// `tcpi_rcv_space`, bytes.
-    pub(crate) fn rcv_space(&self) -> u32 {
-        self.rcvq_space
-    }
-    /// `tcpi_rcv_ooopack`.
-    pub(crate) fn rcv_ooopack(&self) -> u32 {
-        self.rcv_ooopack
-    }
-    /// Bytes held in the out-of-order queue.
-    pub(crate) fn ofo_bytes(&self) -> u64 {
-        self.ofo.iter().map(|r| (r.end - r.start) as u64).sum()
-    }
-    /// `icsk_ack.ato`, as a duration.
-    pub(crate) fn ato(&self) -> Duration {
-        Duration::from_nanos(self.ato as u64 * 1_000_000_000 / self.hz as u64)
-    }
-    /// The SACK blocks the next ACK would carry after a D-SACK (most recent
-    /// first).
-    pub(crate) fn sack_blocks(&self) -> &[SackBlock] {
-        &self.selective_acks[..(self.num_sacks as usize).min(TCP_NUM_SACKS)]
-    }
-
-    // ------------------------------------------------------------------
-    // Clocks
-    // ------------------------------------------------------------------
-
-    fn jiffies(&self, now: Instant) -> u32 {
-        now.jiffies32(self.hz)
-    }
-
-    /// `TCP_ATO_MIN` = `TCP_DELACK_MIN` = HZ/25 (40 ms), jiffies.
-    fn tcp_ato_min(&self) -> u32 {
-        (self.hz / 25).max(1)
-    }
-    fn tcp_delack_min(&self) -> u32 {
-        (self.hz / 25).max(1)
-    }
-    /// `TCP_DELACK_MAX` = HZ/5 (200 ms), jiffies.
-    fn tcp_delack_max(&self) -> u32 {
-        (self.hz / 5).max(1)
-    }
-
-    fn duration_to_jiffies(&self, d: Duration) -> u32 {
-        (d.as_nanos() as u128 * self.hz as u128).div_ceil(1_000_000_000).min(u32::MAX as u128) as u32
-    }
-
-    /// The first instant at which `jiffies32` reaches `target` (a timer
-    /// armed for `target` fires then).
-    fn jiffies_to_instant(&self, now: Instant, target: u32) -> Instant {
-        let delta = target.wrapping_sub(self.jiffies(now)) as i32;
-        if delta <= 0 {
-            return now;
-        }
-        let hz = self.hz as u128;
-        let ticks_now = now.as_nanos() as u128 * hz / 1_000_000_000;
-        let ns = ((ticks_now + delta as u128) * 1_000_000_000).div_ceil(hz);
-        Instant::from_nanos(ns.min(u64::MAX as u128) as u64)
+        self.win.rcv_wnd
     }
 }
 

@@ -1,7 +1,8 @@
 //! The connection's timers as one small table indexed by kind, after
 //! quinn's `TimerTable` and Linux's `ICSK_TIME_*` (include/net/
-//! inet_connection_sock.h). `next()` is the earliest deadline; a spurious
-//! expiry is harmless because each handler re-checks its condition.
+//! inet_connection_sock.h). `next()` is the earliest deadline, so
+//! `Connection::poll_timeout` has this one source; a spurious expiry is
+//! harmless because each handler re-checks its condition.
 
 use crate::time::Instant;
 
@@ -15,15 +16,32 @@ pub enum Timer {
     LossProbe = 2,
     /// `ICSK_TIME_REO_TIMEOUT`: RACK reordering timer.
     ReoTimeout = 3,
+    /// `ICSK_TIME_DACK`: the delayed-ACK timer (`icsk_delack_timer`),
+    /// armed by the receiver's `tcp_send_delayed_ack`.
+    Dack = 4,
+    /// `tp->compressed_ack_timer`: the SACK-compression hrtimer, armed by
+    /// the receiver's `__tcp_ack_snd_check` (`tcp_compressed_ack_kick`).
+    CompressedAck = 5,
 }
 
 impl Timer {
-    pub const VALUES: [Timer; 4] = [Timer::Retrans, Timer::Probe0, Timer::LossProbe, Timer::ReoTimeout];
+    /// Every timer, in the order `handle_timeout` runs the expired ones:
+    /// the ACK timers first, then the transmit timers.
+    pub const VALUES: [Timer; 6] =
+        [Timer::Dack, Timer::CompressedAck, Timer::Retrans, Timer::Probe0, Timer::LossProbe, Timer::ReoTimeout];
+    /// The timers that share Linux's single `icsk_pending` slot.
+    const XMIT: [Timer; 4] = [Timer::Retrans, Timer::Probe0, Timer::LossProbe, Timer::ReoTimeout];
+
+    /// One of the [`XMIT`](Self::XMIT) timers (`icsk_pending`), as opposed
+    /// to the receiver's ACK timers.
+    pub fn is_xmit(self) -> bool {
+        !matches!(self, Timer::Dack | Timer::CompressedAck)
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TimerTable {
-    data: [Option<Instant>; 4],
+    data: [Option<Instant>; 6],
 }
 
 impl TimerTable {
@@ -44,18 +62,30 @@ impl TimerTable {
     pub fn next(&self) -> Option<Instant> {
         self.data.iter().flatten().min().copied()
     }
+    /// Arms one of the receiver's ACK timers, which have slots of their
+    /// own (`icsk_delack_timer`, `compressed_ack_timer`).
+    #[inline]
+    pub fn set(&mut self, t: Timer, at: Instant) {
+        debug_assert!(!t.is_xmit(), "xmit timers go through set_xmit");
+        self.data[t as usize] = Some(at);
+    }
     /// Linux keeps RETRANS, PROBE0, LOSS_PROBE and REO_TIMEOUT in one
     /// `icsk_pending` slot: arming one disarms the others.
     #[inline]
     pub fn set_xmit(&mut self, t: Timer, at: Instant) {
-        self.data = [None; 4];
+        debug_assert!(t.is_xmit());
+        self.clear();
         self.data[t as usize] = Some(at);
     }
     /// `icsk_pending`: which xmit timer is armed.
     pub fn pending(&self) -> Option<Timer> {
-        Timer::VALUES.into_iter().find(|t| self.is_set(*t))
+        Timer::XMIT.into_iter().find(|t| self.is_set(*t))
     }
+    /// Disarms the xmit timers (`icsk_pending`). The ACK timers stay: the
+    /// receiver disarms them when the ACK they hold is sent.
     pub fn clear(&mut self) {
-        self.data = [None; 4];
+        for t in Timer::XMIT {
+            self.stop(t);
+        }
     }
 }

@@ -3,7 +3,8 @@
 //! Linux sends (packetdrill traces, tcpdump of current kernels).
 
 use super::*;
-use tcplab_wire::TcpOptions;
+use crate::connection::timer::Timer;
+use tcplab_wire::{Ecn, SackBlock, TcpOptions};
 
 /// The peer's ISN.
 const IRS: SeqNum = SeqNum(1_000_000);
@@ -51,6 +52,8 @@ fn syn_opts(ts: bool, wscale: Option<u8>) -> TcpOptions {
 /// A receiver plus the pieces of a connection that drive it.
 struct Harness {
     r: Receiver,
+    /// The connection's timer table, where the receiver arms its ACK timers.
+    timers: TimerTable,
     mib: Counters,
     now: Instant,
     env: RcvEnv,
@@ -66,10 +69,11 @@ impl Harness {
     /// unless disabled, wscale 7), then the handshake's final ACK at t = 0.
     fn server_with(cfg: &TcpConfig, ts: bool) -> Harness {
         let mut r = Receiver::new(cfg);
-        r.on_syn(Instant::ZERO, IRS, &syn_opts(ts, Some(7)), true);
+        r.on_syn(IRS, &syn_opts(ts, Some(7)), true);
         r.on_established(Instant::ZERO);
         Harness {
             r,
+            timers: TimerTable::default(),
             mib: Counters::default(),
             now: Instant::ZERO,
             env: RcvEnv { srtt_us: 40_000, rto: Duration::from_millis(240), ..RcvEnv::default() },
@@ -111,13 +115,15 @@ impl Harness {
     }
 
     fn run_timers(&mut self) {
-        if self.r.delack_deadline().is_some_and(|d| d <= self.now) {
+        if self.timers.get(Timer::Dack).is_some_and(|d| d <= self.now) {
             let env = self.env;
-            if self.r.on_delack_timer(self.now, &env, &mut self.mib) {
+            if self.r.on_delack_timer(self.now, &env, &mut self.timers, &mut self.mib) {
                 self.emit_ack();
             }
         }
-        if self.r.comp_sack_deadline().is_some_and(|d| d <= self.now) && self.r.on_comp_sack_timer(self.now) {
+        if self.timers.get(Timer::CompressedAck).is_some_and(|d| d <= self.now)
+            && self.r.on_comp_sack_timer(self.now, &mut self.timers)
+        {
             self.emit_ack();
         }
     }
@@ -128,7 +134,7 @@ impl Harness {
         let tsval = self.tsval();
         self.r.fill_ack(&mut a, tsval);
         self.r.on_send_ack();
-        self.r.on_ack_sent(self.now, a.ack, 1, &mut self.mib);
+        self.r.on_ack_sent(a.ack, 1, &mut self.timers, &mut self.mib);
         self.sent.push(a);
     }
 
@@ -139,11 +145,11 @@ impl Harness {
         self.env.tsval_now = self.tsval();
         let env = self.env;
         assert!(self.r.acceptable(&seg) || seg.payload_len == 0, "test segment outside the window: {seg:?}");
-        let out = self.r.on_segment(self.now, &seg, &env, &mut self.mib);
+        let out = self.r.on_segment(self.now, &seg, &env, &mut self.timers, &mut self.mib);
         if out.ack_now {
             self.emit_ack();
         }
-        let d = self.r.ack_snd_check(self.now, &env);
+        let d = self.r.ack_snd_check(self.now, &env, &mut self.timers);
         if d == AckDecision::Now {
             self.emit_ack();
         }
@@ -153,7 +159,7 @@ impl Harness {
                 self.emit_ack();
             }
         }
-        sanity(&self.r);
+        sanity(&self.r, &self.timers);
         (out, d)
     }
 
@@ -172,8 +178,57 @@ impl Harness {
     /// Puts the receiver in the steady state of a bulk flow: quick ACKs
     /// spent and the window fully grown, as after slow start.
     fn steady(&mut self) {
-        self.r.quick = 0;
-        self.r.rcv_ssthresh = self.r.window_clamp;
+        self.r.delack.quick = 0;
+        self.r.win.rcv_ssthresh = self.r.win.window_clamp;
+    }
+}
+
+/// Views of the receiver's state for the assertions below; the connection
+/// needs none of them.
+impl Receiver {
+    /// `inet_csk_ack_scheduled`: an ACK is owed.
+    fn ack_scheduled(&self) -> bool {
+        self.delack.pending & ICSK_ACK_SCHED != 0
+    }
+    /// `rx_opt.ts_recent`: the TSecr we echo.
+    fn ts_recent(&self) -> u32 {
+        self.ts_recent
+    }
+    /// Our window-scale shift.
+    fn rcv_wscale(&self) -> u8 {
+        self.win.rcv_wscale
+    }
+    fn window_clamp(&self) -> u32 {
+        self.win.window_clamp
+    }
+    /// `sk_rcvbuf`, bytes.
+    fn rcvbuf(&self) -> u32 {
+        self.buf.rcvbuf
+    }
+    /// `tp->advmss`, bytes.
+    fn advmss(&self) -> u32 {
+        self.advmss
+    }
+    /// `TCP_ECN_DEMAND_CWR`: ECE is being echoed.
+    fn demand_cwr(&self) -> bool {
+        self.ecn.demand_cwr
+    }
+    /// `tcpi_rcv_rtt`, µs (unscaled).
+    fn rcv_rtt_us(&self) -> u32 {
+        self.rcv_rtt.rtt_us >> 3
+    }
+    /// Bytes held in the out-of-order queue.
+    fn ofo_bytes(&self) -> u64 {
+        self.ofo.ranges().iter().map(|r| (r.end - r.start) as u64).sum()
+    }
+    /// `icsk_ack.ato`, as a duration.
+    fn ato(&self) -> Duration {
+        Duration::from_nanos(self.delack.ato as u64 * 1_000_000_000 / self.delack.hz() as u64)
+    }
+    /// The SACK blocks the next ACK would carry after a D-SACK (most recent
+    /// first).
+    fn sack_blocks(&self) -> &[SackBlock] {
+        &self.sack.selective_acks[..(self.sack.num_sacks as usize).min(sack::TCP_NUM_SACKS)]
     }
 }
 
@@ -195,27 +250,29 @@ macro_rules! recv_nothing {
 
 /// Invariants that must hold after every input.
 #[track_caller]
-fn sanity(r: &Receiver) {
+fn sanity(r: &Receiver, timers: &TimerTable) {
     let mut prev: Option<(SeqNum, bool)> = None;
     let mut sum = 0;
-    for o in &r.ofo {
+    for o in r.ofo.ranges() {
         assert!(o.start.after(r.rcv_nxt), "ofo range {o:?} not after rcv_nxt {:?}", r.rcv_nxt);
         assert!(o.end.after(o.start), "empty ofo range {o:?}");
         if let Some((end, fin)) = prev {
             // Ranges never overlap, and touch only after a FIN, which
             // nothing coalesces onto (tcp_try_coalesce).
-            assert!(o.start.after(end) || (fin && o.start == end), "ofo ranges overlap or touch: {:?}", r.ofo);
+            assert!(o.start.after(end) || (fin && o.start == end), "ofo ranges overlap or touch: {:?}", r.ofo.ranges());
         }
         prev = Some((o.end, o.fin));
         sum += o.truesize;
     }
-    assert_eq!(sum, r.ofo_truesize, "ofo truesize bookkeeping");
-    assert!(r.num_sacks as usize <= TCP_NUM_SACKS);
+    assert_eq!(sum, r.ofo.truesize(), "ofo truesize bookkeeping");
+    assert!(r.sack.num_sacks as usize <= sack::TCP_NUM_SACKS);
     if r.unread == 0 && !r.fin_received {
-        assert_eq!(r.rcvq_truesize, 0);
+        assert_eq!(r.buf.rcvq_truesize, 0);
     }
-    assert!(r.rcv_wscale <= TCP_MAX_WSCALE);
-    assert!(r.rcv_mss >= 1);
+    assert!(r.win.rcv_wscale <= window::TCP_MAX_WSCALE);
+    assert!(r.delack.rcv_mss >= 1);
+    // The delayed-ACK timer is armed exactly while ICSK_ACK_TIMER is set.
+    assert_eq!(timers.is_set(Timer::Dack), r.delack.pending & ICSK_ACK_TIMER != 0, "ICSK_ACK_TIMER vs Timer::Dack");
 }
 
 fn sacks(seg: &SegmentRepr) -> Vec<(u32, u32)> {
@@ -240,14 +297,14 @@ fn test_syn_received_syn_ack_window_default() {
     // With timestamps the SYN-ACK offers 45 × 1448 = 65160, the familiar
     // Linux SYN-ACK window; without them 44 × 1460.
     let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(Instant::ZERO, IRS, &syn_opts(true, Some(7)), true);
+    r.on_syn(IRS, &syn_opts(true, Some(7)), true);
     assert_eq!((r.syn_window(), r.offered_wscale()), (65160, Some(7)));
     let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(Instant::ZERO, IRS, &syn_opts(false, Some(7)), true);
+    r.on_syn(IRS, &syn_opts(false, Some(7)), true);
     assert_eq!((r.syn_window(), r.offered_wscale()), (64240, Some(7)));
     // No window scaling unless the peer offers it.
     let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(Instant::ZERO, IRS, &syn_opts(true, None), true);
+    r.on_syn(IRS, &syn_opts(true, None), true);
     assert_eq!(r.offered_wscale(), None);
     assert_eq!(r.window_clamp(), 65535);
 }
@@ -262,7 +319,7 @@ fn test_syn_received_syn_ack_packetdrill_defaults() {
     cfg.mtu = 640;
     let mut r = Receiver::new(&cfg);
     let o = TcpOptions { mss: Some(1460), wscale: Some(0), ..TcpOptions::default() };
-    r.on_syn(Instant::ZERO, IRS, &o, true);
+    r.on_syn(IRS, &o, true);
     assert_eq!(r.syn_window(), 65535);
     assert_eq!(r.offered_wscale(), Some(8));
 }
@@ -273,7 +330,7 @@ fn test_syn_sent_synack_first_ack_window() {
     // tcpdump of Linux clients): the window never shrinks below the SYN's
     // 64240, rounded up to the scale unit.
     let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(Instant::ZERO, IRS, &syn_opts(true, Some(7)), false);
+    r.on_syn(IRS, &syn_opts(true, Some(7)), false);
     r.on_established(Instant::ZERO);
     assert_eq!(r.advmss(), 1448);
     let mut a = RECV_TEMPL;
@@ -306,7 +363,7 @@ fn test_syn_received_retransmitted_syn_acceptable() {
     // tcp_sequence counts the SYN: a retransmitted SYN is in the window
     // (the connection then repeats the SYN-ACK).
     let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(Instant::ZERO, IRS, &syn_opts(true, Some(7)), true);
+    r.on_syn(IRS, &syn_opts(true, Some(7)), true);
     let syn = SegmentRepr { seq: IRS, flags: TcpFlags::SYN, ..SEND_TEMPL };
     assert!(r.acceptable(&syn));
     let stale = SegmentRepr { seq: IRS, ..SEND_TEMPL };
@@ -316,13 +373,13 @@ fn test_syn_received_retransmitted_syn_acceptable() {
 #[test]
 fn test_syn_sent_wrapped_isn() {
     let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(Instant::ZERO, SeqNum(u32::MAX), &syn_opts(true, Some(7)), false);
+    r.on_syn(SeqNum(u32::MAX), &syn_opts(true, Some(7)), false);
     r.on_established(Instant::ZERO);
     assert_eq!(r.rcv_nxt(), SeqNum(0));
     let env = RcvEnv::default();
     let mut mib = Counters::default();
     let seg = SegmentRepr { seq: SeqNum(0), payload_len: 100, ..SEND_TEMPL };
-    let out = r.on_segment(Instant::ZERO, &seg, &env, &mut mib);
+    let out = r.on_segment(Instant::ZERO, &seg, &env, &mut TimerTable::default(), &mut mib);
     assert_eq!(out.delivered, 100);
     assert_eq!(r.rcv_nxt(), SeqNum(100));
 }
@@ -356,28 +413,28 @@ fn test_established_data_quickack_budget() {
     send!(h, seg);
     // 65160 / (2 · 1448) = 22, capped at TCP_MAX_QUICKACKS; the ACK spent one
     // and tcp_grow_window granted one back ("quick |= 1").
-    assert_eq!(h.r.quick, 16 - 1 + 1);
+    assert_eq!(h.r.delack.quick, 16 - 1 + 1);
     let _ = recv!(h);
     // Each ACK of new data spends one; a pure data send spends none (≥ v6.6).
-    h.r.pending = 0;
-    let q = h.r.quick;
-    h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 10, &mut h.mib);
-    assert_eq!(h.r.quick, q);
+    h.r.delack.pending = 0;
+    let q = h.r.delack.quick;
+    h.r.on_ack_sent(h.r.rcv_nxt(), 10, &mut h.timers, &mut h.mib);
+    assert_eq!(h.r.delack.quick, q);
     // Leaving quick-ACK mode deflates ato.
-    h.r.quick = 1;
-    h.r.ato = 100;
-    h.r.pending = ICSK_ACK_SCHED;
-    h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 1, &mut h.mib);
-    assert_eq!((h.r.quick, h.r.ato), (0, 40));
+    h.r.delack.quick = 1;
+    h.r.delack.ato = 100;
+    h.r.delack.pending = ICSK_ACK_SCHED;
+    h.r.on_ack_sent(h.r.rcv_nxt(), 1, &mut h.timers, &mut h.mib);
+    assert_eq!((h.r.delack.quick, h.r.delack.ato), (0, 40));
 }
 
 #[test]
 fn test_established_data_quickack_pcount_legacy() {
     // Before v6.6 an ACK spent the outgoing skb's pcount.
     let mut h = Harness::server_with(&TcpConfig::preset("v4.17").unwrap(), true);
-    h.r.quick = 8;
-    h.r.on_ack_sent(h.now, h.r.rcv_nxt(), 3, &mut h.mib);
-    assert_eq!(h.r.quick, 5);
+    h.r.delack.quick = 8;
+    h.r.on_ack_sent(h.r.rcv_nxt(), 3, &mut h.timers, &mut h.mib);
+    assert_eq!(h.r.delack.quick, 5);
 }
 
 #[test]
@@ -424,7 +481,7 @@ fn test_established_data_lone_segment_delack_40ms() {
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
     recv_nothing!(h);
-    assert_eq!(h.r.delack_deadline(), Some(Instant::from_millis(140)));
+    assert_eq!(h.timers.get(Timer::Dack), Some(Instant::from_millis(140)));
     h.set_time(Instant::from_micros(139_999));
     recv_nothing!(h);
     h.set_time(Instant::from_millis(140));
@@ -433,9 +490,9 @@ fn test_established_data_lone_segment_delack_40ms() {
     assert_eq!(h.mib.get(Mib::TcpExtDelayedACKs), 1);
     // "Delayed ACK missed: inflate ATO." (bounded by the RTO)
     assert_eq!(h.r.ato(), Duration::from_millis(80));
-    assert_eq!(h.r.delack_deadline(), None);
+    assert_eq!(h.timers.get(Timer::Dack), None);
     // A spurious timer call is a no-op.
-    assert!(!h.r.on_delack_timer(h.now, &h.env.clone(), &mut h.mib));
+    assert!(!h.r.on_delack_timer(h.now, &h.env.clone(), &mut h.timers, &mut h.mib));
 }
 
 #[test]
@@ -468,11 +525,11 @@ fn test_established_data_ato_adapts_to_gaps() {
     send!(h, seg);
     assert_eq!(h.r.ato(), Duration::from_millis(60));
     // A gap above the RTO refreshes the quick-ACK budget.
-    h.r.quick = 0;
+    h.r.delack.quick = 0;
     h.now += Duration::from_millis(500);
     let seg = h.data(MSS + 400, 100);
     let (_, d) = send!(h, seg);
-    assert!(h.r.quick > 0 || d == AckDecision::Now);
+    assert!(h.r.delack.quick > 0 || d == AckDecision::Now);
 }
 
 #[test]
@@ -481,7 +538,7 @@ fn test_established_data_delack_bounded_by_srtt() {
     let seg = h.data(0, MSS);
     send!(h, seg);
     h.steady();
-    h.r.ato = 300;
+    h.r.delack.ato = 300;
     h.env.srtt_us = 70_000;
     let t0 = h.now;
     let seg = h.data(MSS, 100);
@@ -489,7 +546,7 @@ fn test_established_data_delack_bounded_by_srtt() {
     assert_eq!(d, AckDecision::Delayed);
     // ato (here re-estimated to min(ato/2 + gap, rto)) is bounded by
     // max(srtt, 40 ms) = 70 ms.
-    assert_eq!(h.r.delack_deadline(), Some(t0 + Duration::from_millis(70)));
+    assert_eq!(h.timers.get(Timer::Dack), Some(t0 + Duration::from_millis(70)));
 }
 
 #[test]
@@ -503,7 +560,7 @@ fn test_established_data_pingpong_delack_timer() {
     // We answer within ato: interactive (pingpong) mode.
     h.advance(Duration::from_millis(5));
     h.r.on_data_sent(h.now);
-    assert!(h.r.in_pingpong_mode());
+    assert!(h.r.delack.in_pingpong_mode());
     // In pingpong mode quick ACKs are suppressed: the next request waits.
     h.advance(Duration::from_millis(100));
     let seg = h.data(100, 100);
@@ -512,7 +569,7 @@ fn test_established_data_pingpong_delack_timer() {
     h.advance(Duration::from_millis(40));
     let _ = recv!(h);
     // "Delayed ACK missed: leave pingpong mode and deflate ATO."
-    assert!(!h.r.in_pingpong_mode());
+    assert!(!h.r.delack.in_pingpong_mode());
     assert_eq!(h.r.ato(), Duration::from_millis(40));
 }
 
@@ -525,7 +582,7 @@ fn test_established_data_timer_about_to_expire_acks_now() {
     send!(h, seg);
     let _ = recv!(h);
     h.steady();
-    h.r.pingpong = 1;
+    h.r.delack.pingpong = 1;
     let seg = h.data(MSS, 100);
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
@@ -543,15 +600,15 @@ fn test_established_data_piggyback_cancels_ack() {
     let seg = h.data(0, MSS);
     h.env.tsval_now = 0;
     let env = h.env;
-    let out = h.r.on_segment(h.now, &seg, &env, &mut h.mib);
+    let out = h.r.on_segment(h.now, &seg, &env, &mut h.timers, &mut h.mib);
     assert!(!out.ack_now);
     // We send data first: it carries the ACK.
     let mut d = RECV_TEMPL;
     d.payload_len = 500;
     h.r.fill_ack(&mut d, 0);
-    h.r.on_ack_sent(h.now, d.ack, 1, &mut h.mib);
+    h.r.on_ack_sent(d.ack, 1, &mut h.timers, &mut h.mib);
     h.r.on_data_sent(h.now);
-    assert_eq!(h.r.ack_snd_check(h.now, &env), AckDecision::None);
+    assert_eq!(h.r.ack_snd_check(h.now, &env, &mut h.timers), AckDecision::None);
 }
 
 // ===========================================================================
@@ -653,7 +710,7 @@ fn test_established_ofo_sack_compression() {
     send!(h, seg);
     let _ = recv!(h);
     h.steady();
-    h.r.rcv_rtt_us = 40_000 << 3;
+    h.r.rcv_rtt.rtt_us = 40_000 << 3;
     // The first three dup-ACKs for one rcv_nxt go out at once.
     for i in [2u32, 4, 6] {
         let seg = h.data(i * MSS, MSS);
@@ -666,7 +723,7 @@ fn test_established_ofo_sack_compression() {
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
     recv_nothing!(h);
-    assert_eq!(h.r.comp_sack_deadline(), Some(h.now + Duration::from_millis(1)));
+    assert_eq!(h.timers.get(Timer::CompressedAck), Some(h.now + Duration::from_millis(1)));
     // A new block beyond the first two flushes it first, with the SACK
     // option as it was (tcp_sack_compress_send_ack).
     let seg = h.data(10 * MSS, MSS);
@@ -776,8 +833,8 @@ fn test_established_ofo_overlap_merges_ranges() {
     let seg = h.data(1050, 400);
     let (out, _) = send!(h, seg);
     assert!(out.dsack);
-    assert_eq!(h.r.ofo.len(), 1);
-    assert_eq!((h.r.ofo[0].start, h.r.ofo[0].end), (IRS + 1 + 1000, IRS + 1 + 1500));
+    assert_eq!(h.r.ofo.ranges().len(), 1);
+    assert_eq!((h.r.ofo.ranges()[0].start, h.r.ofo.ranges()[0].end), (IRS + 1 + 1000, IRS + 1 + 1500));
     // The first overlap sets the D-SACK; later ones only extend a touching
     // block. Then the merged SACK block.
     assert_eq!(sacks(&recv!(h)), vec![(1050, 1100), (1000, 1500)]);
@@ -831,7 +888,7 @@ fn test_established_cwr_data_acks_now() {
     send!(h, seg);
     h.sent.clear();
     h.steady();
-    h.r.demand_cwr = true;
+    h.r.ecn.demand_cwr = true;
     let seg = SegmentRepr { ecn: Ecn::Ect0, flags: TcpFlags::ACK | TcpFlags::CWR, ..h.data(MSS, 100) };
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Now);
@@ -846,7 +903,7 @@ fn test_established_cwr_data_legacy_delays() {
     send!(h, seg);
     h.sent.clear();
     h.steady();
-    h.r.demand_cwr = true;
+    h.r.ecn.demand_cwr = true;
     // A pure ACK with CWR is ignored before v5.8.
     let pure = SegmentRepr { flags: TcpFlags::ACK | TcpFlags::CWR, ..h.data(MSS, 0) };
     send!(h, pure);
@@ -861,7 +918,7 @@ fn test_established_cwr_data_legacy_delays() {
 fn test_established_cwr_pure_ack_clears_demand() {
     let mut h = Harness::server();
     h.env.ecn_ok = true;
-    h.r.demand_cwr = true;
+    h.r.ecn.demand_cwr = true;
     let pure = SegmentRepr { flags: TcpFlags::ACK | TcpFlags::CWR, ..h.data(0, 0) };
     let (_, d) = send!(h, pure);
     assert!(!h.r.demand_cwr());
@@ -908,14 +965,14 @@ fn dctcp_ce_change_after_piggyback(preset: &str) -> (bool, AckDecision, Harness)
     let mut reply = RECV_TEMPL;
     reply.payload_len = 100;
     h.r.fill_ack(&mut reply, 0);
-    h.r.on_ack_sent(h.now, reply.ack, 1, &mut h.mib);
-    assert!(h.r.delack_deadline().is_none());
+    h.r.on_ack_sent(reply.ack, 1, &mut h.timers, &mut h.mib);
+    assert!(h.timers.get(Timer::Dack).is_none());
     // The next segment is CE-marked: CE state 0 → 1.
     let prior_rcv_nxt = h.r.rcv_nxt();
     h.advance(Duration::from_millis(1));
     let seg = SegmentRepr { ecn: Ecn::Ce, ..h.data(2 * MSS, MSS) };
     let env = h.env;
-    let out = h.r.on_segment(h.now, &seg, &env, &mut h.mib);
+    let out = h.r.on_segment(h.now, &seg, &env, &mut h.timers, &mut h.mib);
     assert_eq!(out.ce, Some(true));
     let special = h.r.dctcp_prior_ack_due();
     if special {
@@ -924,10 +981,10 @@ fn dctcp_ce_change_after_piggyback(preset: &str) -> (bool, AckDecision, Harness)
         h.r.fill_ack(&mut a, 0);
         a.ack = prior_rcv_nxt;
         h.r.on_send_ack();
-        h.r.on_ack_sent(h.now, a.ack, 1, &mut h.mib);
+        h.r.on_ack_sent(a.ack, 1, &mut h.timers, &mut h.mib);
     }
     h.r.set_demand_cwr(true);
-    let d = h.r.ack_snd_check(h.now, &env);
+    let d = h.r.ack_snd_check(h.now, &env, &mut h.timers);
     (special, d, h)
 }
 
@@ -941,7 +998,7 @@ fn test_established_dctcp_v417_special_ack_cancels_the_segments_ack() {
     let (special, d, h) = dctcp_ce_change_after_piggyback("v4.17");
     assert!(special);
     assert_eq!(d, AckDecision::None);
-    assert!(h.r.delack_deadline().is_none(), "no delayed ACK is armed either");
+    assert!(h.timers.get(Timer::Dack).is_none(), "no delayed ACK is armed either");
     assert!(!h.r.ack_scheduled());
 }
 
@@ -967,9 +1024,9 @@ fn test_established_special_ack_below_rcv_nxt_keeps_pending_ack() {
     let seg = h.data(MSS, MSS);
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
-    let deadline = h.r.delack_deadline();
-    h.r.on_ack_sent(h.now, IRS + 1 + MSS, 1, &mut h.mib);
-    assert_eq!(h.r.delack_deadline(), deadline);
+    let deadline = h.timers.get(Timer::Dack);
+    h.r.on_ack_sent(IRS + 1 + MSS, 1, &mut h.timers, &mut h.mib);
+    assert_eq!(h.timers.get(Timer::Dack), deadline);
     assert!(h.r.ack_scheduled());
 }
 
@@ -984,7 +1041,7 @@ fn test_established_not_ect_after_ect_quickacks() {
     let (_, d) = send!(h, seg);
     // "it is probably a retransmit": quick ACK (budget 2 since v4.18).
     assert_eq!(d, AckDecision::Now);
-    assert!(h.r.quick <= 2);
+    assert!(h.r.delack.quick <= 2);
 }
 
 // ===========================================================================
@@ -1000,7 +1057,7 @@ fn test_established_fin_enters_pingpong() {
     assert_eq!(out.delivered, 100);
     assert_eq!(h.r.bytes_received(), 101);
     assert_eq!(h.r.rcv_nxt(), IRS + 1 + 101);
-    assert!(h.r.in_pingpong_mode());
+    assert!(h.r.delack.in_pingpong_mode());
     // A retransmitted FIN is ACKed at once, with a D-SACK.
     h.sent.clear();
     let seg = SegmentRepr { flags: TcpFlags::ACK | TcpFlags::FIN, ..h.data(100, 0) };
@@ -1225,9 +1282,10 @@ fn fuzz_one(seed: u64, steps: usize) {
         timestamp: Some((rng.next(), 0)),
         ..TcpOptions::default()
     };
-    r.on_syn(now, irs, &opts, rng.one_in(2));
+    r.on_syn(irs, &opts, rng.one_in(2));
     r.on_established(now);
     let mut mib = Counters::default();
+    let mut timers = TimerTable::default();
     for _ in 0..steps {
         now += Duration::from_nanos((rng.next() % 50_000_000) as u64);
         let env = RcvEnv {
@@ -1245,9 +1303,9 @@ fn fuzz_one(seed: u64, steps: usize) {
                 if r.paws_reject(&seg) || !r.acceptable(&seg) {
                     r.on_unacceptable(now, &seg, &mut mib);
                 } else {
-                    r.on_segment(now, &seg, &env, &mut mib);
+                    r.on_segment(now, &seg, &env, &mut timers, &mut mib);
                 }
-                r.ack_snd_check(now, &env);
+                r.ack_snd_check(now, &env, &mut timers);
             }
             6 => {
                 let mut a = RECV_TEMPL;
@@ -1256,7 +1314,7 @@ fn fuzz_one(seed: u64, steps: usize) {
                 }
                 r.fill_ack(&mut a, rng.next());
                 assert!(a.options.wire_len() <= 40 + 4);
-                r.on_ack_sent(now, a.ack, rng.next() % 64, &mut mib);
+                r.on_ack_sent(a.ack, rng.next() % 64, &mut timers, &mut mib);
                 if rng.one_in(2) {
                     r.on_data_sent(now);
                 }
@@ -1265,17 +1323,17 @@ fn fuzz_one(seed: u64, steps: usize) {
                 r.read(now, rng.next() as u64);
             }
             8 => {
-                r.on_delack_timer(now, &env, &mut mib);
-                r.on_comp_sack_timer(now);
+                r.on_delack_timer(now, &env, &mut timers, &mut mib);
+                r.on_comp_sack_timer(now, &mut timers);
             }
             _ => {
-                if let Some(d) = r.delack_deadline() {
+                if let Some(d) = timers.get(Timer::Dack) {
                     now = now.max(d);
-                    r.on_delack_timer(now, &env, &mut mib);
+                    r.on_delack_timer(now, &env, &mut timers, &mut mib);
                 }
             }
         }
-        sanity(&r);
+        sanity(&r, &timers);
     }
 }
 

@@ -1,175 +1,231 @@
-//! The receiver's memory and window: `sk_rmem_alloc` against the receive
-//! buffer, pruning, and the advertised window (`__tcp_select_window`,
-//! `tcp_select_window`). Split from receiver.rs; same `Receiver`.
+//! The receive window: what we offer the peer and how it opens up
+//! (tcp_output.c `tcp_select_initial_window`, `__tcp_select_window`,
+//! `tcp_select_window`; tcp_input.c `tcp_grow_window`,
+//! `tcp_init_buffer_space`; tcp.c `tcp_set_window_clamp`).
+//!
+//! The window promises buffer space, so Linux sizes it from the free
+//! buffer ([`RcvBuf`]), holds its growth to `rcv_ssthresh` until segments
+//! prove to use memory efficiently, caps it at `window_clamp`, and never
+//! shrinks an offered window.
 
-use super::*;
+use super::rcvbuf::{RcvBuf, SOCK_MIN_RCVBUF, SYSCTL_RMEM_MAX};
+use tcplab_wire::SeqNum;
 
-impl Receiver {
-    // ------------------------------------------------------------------
-    // Receive memory
-    // ------------------------------------------------------------------
+/// `TCP_MAX_WSCALE` (RFC 7323 §2.3).
+pub(super) const TCP_MAX_WSCALE: u8 = 14;
+/// `sysctl_tcp_app_win` default: part of the buffer kept for the application.
+const TCP_APP_WIN: u32 = 31;
+/// `TCP_INIT_CWND`: `tcp_init_buffer_space` sizes the first DRS round to it.
+const TCP_INIT_CWND: u32 = 10;
 
-    /// `sk_rmem_alloc`: truesize of everything queued, bytes.
-    pub(super) fn rmem_alloc(&self) -> u64 {
-        self.rcvq_truesize + self.ofo_truesize
+/// The window state of `struct tcp_sock` (`rcv_wnd`, `rcv_wup`,
+/// `window_clamp`, `rcv_ssthresh`) and the window-scale choice
+/// (`rx_opt.rcv_wscale`, `rx_opt.wscale_ok`).
+#[derive(Clone, Debug)]
+pub(super) struct RcvWindow {
+    /// Window last advertised, bytes (unscaled).
+    pub(super) rcv_wnd: u32,
+    /// `rcv_nxt` when the window was last advertised.
+    pub(super) rcv_wup: SeqNum,
+    /// Largest window we will advertise, bytes.
+    pub(super) window_clamp: u32,
+    /// Window growth limit while the flow ramps up (`tcp_grow_window`), bytes.
+    pub(super) rcv_ssthresh: u32,
+    /// Our window-scale shift (`rx_opt.rcv_wscale`).
+    pub(super) rcv_wscale: u8,
+    /// We scale our window (`rx_opt.wscale_ok`).
+    pub(super) wscale_ok: bool,
+}
+
+impl RcvWindow {
+    pub(super) fn new(wscale_ok: bool) -> RcvWindow {
+        RcvWindow { rcv_wnd: 0, rcv_wup: SeqNum(0), window_clamp: 0, rcv_ssthresh: 0, rcv_wscale: 0, wscale_ok }
     }
 
-    /// `tcp_try_rmem_schedule`: is there room to queue `size` more bytes of
-    /// truesize? Over `sk_rcvbuf`, `tcp_prune_queue` first.
-    pub(super) fn try_rmem_schedule(&mut self, in_seq: SeqNum, size: u64, mib: &mut Counters) -> bool {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_try_rmem_schedule
-        let _ = size;
-        if self.rmem_alloc() <= self.rcvbuf as u64 {
-            return true;
+    /// `tcp_select_initial_window`: the window and window-scale shift to
+    /// offer in the SYN or SYN-ACK, from the buffer `space` (bytes), the
+    /// MSS the peer will use, and the clamp (0 = none).
+    ///
+    /// Current kernels offer `space` rounded down to a whole number of MSS,
+    /// at most 65535 (the SYN's window field is never scaled), and pick the
+    /// shift from the largest buffer autotuning could reach
+    /// (max(`tcp_rmem[2]`, `rmem_max`)). ≤ v5.3 the window is also capped
+    /// at `init_rwnd_segs` segments (`tcp_default_init_rwnd`; 0 = no cap).
+    pub(super) fn select_initial(
+        &mut self,
+        space: u32,
+        mss: u32,
+        clamp: u32,
+        wscale_ok: bool,
+        rmem_max: u32,
+        init_rwnd_segs: u32,
+    ) {
+        //= linux:v6.13:net/ipv4/tcp_output.c#tcp_select_initial_window
+        let mss = mss.max(1);
+        let mut clamp = if clamp == 0 { (u16::MAX as u32) << TCP_MAX_WSCALE } else { clamp };
+        let mut space = space.min(clamp);
+        if space > mss {
+            space = space / mss * mss;
         }
-        self.prune_queue(in_seq, mib)
+        let mut rcv_wnd = space.min(u16::MAX as u32);
+        // ≤ v5.3: tcp_default_init_rwnd (2·TCP_INIT_CWND, fewer above 1460).
+        if init_rwnd_segs > 0 {
+            let mut segs = init_rwnd_segs;
+            if mss > 1460 {
+                segs = (1460 * segs / mss).max(2);
+            }
+            rcv_wnd = rcv_wnd.min(segs.saturating_mul(mss));
+        }
+        let mut wscale = 0u8;
+        if wscale_ok {
+            let s = space.max(rmem_max).max(SYSCTL_RMEM_MAX).min(clamp);
+            let log2 = if s == 0 { 0 } else { 31 - s.leading_zeros() };
+            wscale = log2.saturating_sub(15).min(TCP_MAX_WSCALE as u32) as u8;
+        }
+        clamp = clamp.min((u16::MAX as u32) << wscale);
+        self.rcv_wnd = rcv_wnd;
+        self.rcv_ssthresh = rcv_wnd;
+        self.window_clamp = clamp;
+        self.rcv_wscale = wscale;
+        self.wscale_ok = wscale_ok;
     }
 
-    /// `tcp_prune_queue`: raise the buffer if autotuning may
-    /// (`tcp_clamp_window`), collapse the queues, then drop out-of-order
-    /// data from the top. Returns whether memory is within `sk_rcvbuf`.
-    pub(super) fn prune_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) -> bool {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_queue
-        mib_add(mib, self.extra_mib.prune_called, 1);
-        if self.rmem_alloc() >= self.rcvbuf as u64 {
-            self.clamp_window();
+    /// The window half of `tcp_init_buffer_space`: fix `window_clamp` below
+    /// the buffer's window `maxwin`, keeping one segment and
+    /// `1/2^tcp_app_win` for the application. Returns the first DRS round's
+    /// size.
+    pub(super) fn init_buffer_space(&mut self, maxwin: u32, advmss: u32) -> u32 {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_init_buffer_space
+        if self.window_clamp >= maxwin {
+            self.window_clamp = maxwin;
+            if maxwin > 4 * advmss {
+                self.window_clamp = (maxwin - (maxwin >> TCP_APP_WIN)).max(4 * advmss);
+            }
         }
-        if self.rmem_alloc() <= self.rcvbuf as u64 {
-            return true;
+        // "Force reservation of one segment."
+        if self.window_clamp > 2 * advmss && self.window_clamp.saturating_add(advmss) > maxwin {
+            self.window_clamp = (2 * advmss).max(maxwin.saturating_sub(advmss));
         }
-        // tcp_collapse_ofo_queue + tcp_collapse of the receive queue.
-        for r in &mut self.ofo {
-            let bytes = (r.end - r.start) as u64;
-            r.truesize = r.truesize.min(collapsed_truesize(bytes));
+        self.rcv_ssthresh = self.rcv_ssthresh.min(self.window_clamp);
+        self.rcv_ssthresh.min(self.rcv_wnd).min(TCP_INIT_CWND * advmss).max(1)
+    }
+
+    /// `tcp_set_window_clamp`: a smaller clamp also lowers `rcv_ssthresh`; a
+    /// larger one lets it follow up to the last advertised window.
+    pub(super) fn set_clamp(&mut self, val: u32) {
+        //= linux:v6.13:net/ipv4/tcp.c#tcp_set_window_clamp
+        let new = val.max(SOCK_MIN_RCVBUF / 2);
+        let old = self.window_clamp;
+        if new == old {
+            return;
         }
-        self.ofo_truesize = self.ofo.iter().map(|r| r.truesize).sum();
-        if self.unread > 0 {
-            self.rcvq_truesize = self.rcvq_truesize.min(collapsed_truesize(self.unread));
+        self.window_clamp = new;
+        if new < old {
+            self.rcv_ssthresh = self.rcv_ssthresh.min(new);
+        } else {
+            self.rcv_ssthresh = self.rcv_ssthresh.max(self.rcv_wnd.min(new));
         }
-        if self.rmem_alloc() <= self.rcvbuf as u64 {
-            return true;
+    }
+
+    /// `tcp_grow_window` for a segment of `len` payload bytes and `ts`
+    /// truesize: raise `rcv_ssthresh` while segments use the buffer
+    /// efficiently ("Increase window, if skb with such overhead will fit to
+    /// rcvbuf in future"). ≥ v5.x (`room_rule`) grow by
+    /// max(2·advmss, 2·len) bounded by the room left; before, by 2·advmss up
+    /// to `window_clamp`. Returns whether the window grew, which earns a
+    /// quick ACK so that the peer hears of it at once.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn grow(
+        &mut self,
+        len: u32,
+        ts: u64,
+        buf: &RcvBuf,
+        ofo_truesize: u64,
+        advmss: u32,
+        rcv_mss: u32,
+        room_rule: bool,
+    ) -> bool {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_grow_window
+        let tcp_space = buf.tcp_space(ofo_truesize);
+        if room_rule {
+            let room = (self.window_clamp as i64).min(tcp_space) - self.rcv_ssthresh as i64;
+            if room <= 0 {
+                return false;
+            }
+            let mut incr = if buf.win_from_space(ts as i64) <= len as i64 {
+                2 * advmss as i64
+            } else {
+                self.grow_slow(len, ts, buf, rcv_mss)
+            };
+            if incr > 0 {
+                incr = incr.max(2 * len as i64);
+                self.rcv_ssthresh = (self.rcv_ssthresh as i64 + incr.min(room)).clamp(0, u32::MAX as i64) as u32;
+                return true;
+            }
+        } else if self.rcv_ssthresh < self.window_clamp && (self.rcv_ssthresh as i64) < tcp_space {
+            let incr = if buf.win_from_space(ts as i64) <= len as i64 {
+                2 * advmss as i64
+            } else {
+                self.grow_slow(len, ts, buf, rcv_mss)
+            };
+            if incr > 0 {
+                self.rcv_ssthresh = (self.rcv_ssthresh as i64 + incr).min(self.window_clamp as i64) as u32;
+                return true;
+            }
         }
-        self.prune_ofo_queue(in_seq, mib);
-        if self.rmem_alloc() <= self.rcvbuf as u64 {
-            return true;
-        }
-        mib_add(mib, self.extra_mib.rcv_pruned, 1);
         false
     }
 
-    /// `tcp_clamp_window`: "Recalculate window clamp after socket hit its
-    /// memory bounds."
-    pub(super) fn clamp_window(&mut self) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_clamp_window
-        self.quick = 0;
-        let rmem = self.rmem_alloc().min(u32::MAX as u64) as u32;
-        if self.rcvbuf < self.rmem[2] && !self.rcvbuf_locked {
-            self.rcvbuf = rmem.min(self.rmem[2]).max(self.rcvbuf);
-        }
-        if rmem > self.rcvbuf {
-            self.rcv_ssthresh = self.window_clamp.min(2 * self.advmss);
-        }
-    }
-
-    /// `tcp_prune_ofo_queue`: drop out-of-order ranges from the highest,
-    /// stopping where the incoming segment would land last, and forget the
-    /// SACK state.
-    pub(super) fn prune_ofo_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_ofo_queue
-        let mut goal = (self.rcvbuf >> 3) as i64;
-        let mut pruned = false;
-        while let Some(r) = self.ofo.last().copied() {
-            if in_seq.after(r.start) {
-                break;
+    /// `__tcp_grow_window`, the slow part of check #2: a wasteful segment
+    /// may still grow the window while `rcv_ssthresh` is small relative to
+    /// `tcp_rmem[2]`.
+    fn grow_slow(&self, len: u32, ts: u64, buf: &RcvBuf, rcv_mss: u32) -> i64 {
+        //= linux:v6.13:net/ipv4/tcp_input.c#__tcp_grow_window
+        let mut truesize = buf.win_from_space(ts as i64) >> 1;
+        let mut window = buf.win_from_space(buf.rmem_max() as i64) >> 1;
+        while self.rcv_ssthresh as i64 <= window {
+            if truesize <= len as i64 {
+                return 2 * rcv_mss as i64;
             }
-            pruned = true;
-            self.ofo.pop();
-            self.ofo_truesize = self.ofo_truesize.saturating_sub(r.truesize);
-            goal -= r.truesize.min(i64::MAX as u64) as i64;
-            if self.ofo.is_empty() || goal <= 0 {
-                if self.rmem_alloc() <= self.rcvbuf as u64 {
-                    break;
-                }
-                goal = (self.rcvbuf >> 3) as i64;
-            }
+            truesize >>= 1;
+            window >>= 1;
         }
-        if pruned {
-            mib_add(mib, self.extra_mib.ofo_pruned, 1);
-            if self.sack_ok {
-                self.sack_reset();
-            }
-        }
+        0
     }
-
-    /// `__tcp_win_from_space`: the payload share of `space` bytes of
-    /// buffer (`tcp_adv_win_scale = 1` before v6.5).
-    pub(super) fn win_from_space(&self, space: i64) -> i64 {
-        //= linux:v6.13:include/net/tcp.h#__tcp_win_from_space
-        if self.knobs.measured_scaling_ratio {
-            (space * self.scaling_ratio as i64) >> TCP_RMEM_TO_WIN_SCALE
-        } else {
-            space - (space >> 1)
-        }
-    }
-
-    /// `__tcp_space_from_win`: the buffer that holds a `win`-byte window.
-    pub(super) fn space_from_win(&self, win: u64) -> u64 {
-        //= linux:v6.13:include/net/tcp.h#__tcp_space_from_win
-        if self.knobs.measured_scaling_ratio {
-            (win << TCP_RMEM_TO_WIN_SCALE) / (self.scaling_ratio.max(1) as u64)
-        } else {
-            win.saturating_mul(2)
-        }
-    }
-
-    /// `tcp_space`: window the free buffer could hold (may be negative).
-    pub(super) fn tcp_space(&self) -> i64 {
-        //= linux:v6.13:include/net/tcp.h#tcp_space
-        let free = self.rcvbuf as i64 - self.rmem_alloc().min(i64::MAX as u64 / 2) as i64;
-        self.win_from_space(free)
-    }
-
-    /// `tcp_full_space`: window an empty buffer holds.
-    pub(super) fn full_space(&self) -> i64 {
-        //= linux:v6.13:include/net/tcp.h#tcp_full_space
-        self.win_from_space(self.rcvbuf as i64)
-    }
-
-    // ------------------------------------------------------------------
-    // Window selection
-    // ------------------------------------------------------------------
 
     /// `tcp_receive_window`: what is left of the window last advertised.
-    pub(super) fn receive_window(&self) -> u32 {
+    pub(super) fn receive_window(&self, rcv_nxt: SeqNum) -> u32 {
         //= linux:v6.13:include/net/tcp.h#tcp_receive_window
-        let win = (self.rcv_wup + self.rcv_wnd).diff(self.rcv_nxt);
+        let win = (self.rcv_wup + self.rcv_wnd).diff(rcv_nxt);
         win.max(0) as u32
     }
 
-    /// `__tcp_select_window`: the window the buffer allows now, bytes.
-    /// Near-full buffers advertise zero rather than a sliver ("try to move
-    /// to zero-window"), growth is held to `rcv_ssthresh`, and without
-    /// window scaling the window is kept a multiple of the MSS.
-    pub(super) fn select_window_raw(&mut self) -> u32 {
+    /// `__tcp_select_window`: the window the buffer allows now, bytes, from
+    /// the free buffer's window `free_space` (`tcp_space`) and an empty
+    /// one's `allowed_space` (`tcp_full_space`). Near-full buffers
+    /// advertise zero rather than a sliver ("try to move to zero-window"),
+    /// growth is held to `rcv_ssthresh`, and without window scaling the
+    /// window is kept a multiple of the MSS. The flag says the buffer is
+    /// under half free, where Linux also ends quick-ACK mode
+    /// (`icsk_ack.quick = 0`).
+    pub(super) fn select_raw(&self, rcv_mss: u32, mut free_space: i64, allowed_space: i64) -> (u32, bool) {
         //= linux:v6.13:net/ipv4/tcp_output.c#__tcp_select_window
-        let mut mss = self.rcv_mss as i64;
-        let mut free_space = self.tcp_space();
-        let allowed_space = self.full_space();
+        let mut mss = rcv_mss as i64;
         let full_space = (self.window_clamp as i64).min(allowed_space);
         let wscale = self.rcv_wscale.min(TCP_MAX_WSCALE) as u32;
         if mss > full_space {
             mss = full_space;
             if mss <= 0 {
-                return 0;
+                return (0, false);
             }
         }
-        if free_space < (full_space >> 1) {
-            self.quick = 0;
+        let short = free_space < (full_space >> 1);
+        if short {
             // "free_space might become our new window, make sure we don't
             // increase it due to wscale."
             free_space &= !((1i64 << wscale) - 1);
             if free_space < (allowed_space >> 4) || free_space < mss {
-                return 0;
+                return (0, true);
             }
         }
         if free_space > self.rcv_ssthresh as i64 {
@@ -188,24 +244,24 @@ impl Receiver {
             }
             window
         };
-        window.clamp(0, u32::MAX as i64) as u32
+        (window.clamp(0, u32::MAX as i64) as u32, short)
     }
 
-    /// `tcp_select_window`: choose the window for an outgoing segment,
-    /// never shrinking the one already offered, record it as
-    /// `rcv_wnd`/`rcv_wup`, and scale it for the header.
-    pub(super) fn select_window(&mut self) -> u16 {
+    /// `tcp_select_window` given `__tcp_select_window`'s `new_win`: never
+    /// shrink the window already offered ("Never shrink the offered
+    /// window"), record it as `rcv_wnd`/`rcv_wup`, and scale it for the
+    /// header.
+    pub(super) fn select(&mut self, rcv_nxt: SeqNum, new_win: u32) -> u16 {
         //= linux:v6.13:net/ipv4/tcp_output.c#tcp_select_window
-        let cur_win = self.receive_window() as u64;
-        let mut new_win = self.select_window_raw() as u64;
+        let cur_win = self.receive_window(rcv_nxt) as u64;
+        let mut new_win = new_win as u64;
         let wscale = self.rcv_wscale.min(TCP_MAX_WSCALE) as u32;
         if new_win < cur_win {
-            // "Never shrink the offered window"
             let unit = 1u64 << wscale;
             new_win = (cur_win + unit - 1) & !(unit - 1);
         }
         self.rcv_wnd = new_win.min(u32::MAX as u64) as u32;
-        self.rcv_wup = self.rcv_nxt;
+        self.rcv_wup = rcv_nxt;
         let new_win = new_win.min((u16::MAX as u64) << wscale);
         (new_win >> wscale) as u16
     }

@@ -1,0 +1,79 @@
+//! The receiver's own RTT estimate (`tp->rcv_rtt_est`; tcp_input.c
+//! `tcp_rcv_rtt_update`, `tcp_rcv_rtt_measure`, `tcp_rcv_rtt_measure_ts`).
+//! A receiver that sends no data gets no RTT samples from ACKs, yet
+//! receive-buffer autotuning (`tcp_rcv_space_adjust`) runs once per RTT and
+//! SACK compression waits 5 % of it: Linux measures it from echoed
+//! timestamps, or from the time one window of data takes to arrive.
+
+use crate::time::Instant;
+use tcplab_wire::SeqNum;
+
+/// `struct tcp_sock::rcv_rtt_est` plus `rcv_rtt_last_tsecr`.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RcvRttEst {
+    /// `rcv_rtt_est.rtt_us`, µs scaled by 8; 0 = no estimate.
+    pub(super) rtt_us: u32,
+    /// `rcv_rtt_est.seq`: the window edge the current measurement waits for.
+    seq: SeqNum,
+    /// `rcv_rtt_est.time` (`None` = 0 in Linux).
+    time: Option<Instant>,
+    /// `rcv_rtt_last_tsecr`.
+    last_tsecr: u32,
+}
+
+impl RcvRttEst {
+    /// `tcp_rcv_rtt_update`: smooth timestamp samples (gain 1/8); keep the
+    /// minimum of window-based ones ("we are only going for a minimum in
+    /// the non-timestamp case").
+    fn update(&mut self, sample_us: u32, win_dep: bool) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_update
+        let mut new = self.rtt_us as i64;
+        let mut m = sample_us as i64;
+        if new != 0 {
+            if !win_dep {
+                m -= new >> 3;
+                new += m;
+            } else {
+                m <<= 3;
+                if m < new {
+                    new = m;
+                }
+            }
+        } else {
+            new = m << 3;
+        }
+        self.rtt_us = new.clamp(0, u32::MAX as i64) as u32;
+    }
+
+    /// `tcp_rcv_rtt_measure`: without timestamps, the time to receive one
+    /// window of data (`rcv_wnd` past `rcv_nxt`) approximates the RTT.
+    pub(super) fn measure(&mut self, now: Instant, rcv_nxt: SeqNum, rcv_wnd: u32) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_measure
+        if let Some(t) = self.time {
+            if rcv_nxt.before(self.seq) {
+                return;
+            }
+            let delta = now.saturating_since(t).as_micros().clamp(1, u32::MAX as u64) as u32;
+            self.update(delta, true);
+        }
+        self.seq = rcv_nxt + rcv_wnd;
+        self.time = Some(now);
+    }
+
+    /// `tcp_rcv_rtt_measure_ts`: a full-sized segment echoing a new TSecr
+    /// gives an RTT sample against our TSval clock `tsval_now`
+    /// (`tcp_rtt_tsopt_us`, ms clock).
+    pub(super) fn measure_ts(&mut self, tsecr: u32, tsval_now: u32, full_sized: bool) {
+        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_measure_ts
+        if tsecr == self.last_tsecr {
+            return;
+        }
+        self.last_tsecr = tsecr;
+        if full_sized {
+            let delta = tsval_now.wrapping_sub(tsecr);
+            if delta < (i32::MAX as u32) / 1000 {
+                self.update(delta.max(1) * 1000, false);
+            }
+        }
+    }
+}
