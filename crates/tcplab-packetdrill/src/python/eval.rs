@@ -2,7 +2,7 @@
 //! arithmetic and comparison semantics on [`Value`]s.
 
 use super::format::percent_format;
-use super::parser::{parse_program, PExpr, Program, Stmt};
+use super::parser::{parse_program, BinOp, CmpOp, PExpr, Program, Stmt, UnaryOp};
 use super::{PyError, Value};
 use std::collections::HashMap;
 
@@ -44,7 +44,7 @@ impl Interpreter {
                 Stmt::AugAssign(n, op, e) => {
                     let cur = self.lookup(n)?;
                     let r = self.eval(e)?;
-                    let v = binop(op, cur, r)?;
+                    let v = binop(*op, cur, r)?;
                     self.globals.insert(n.clone(), v);
                 }
                 Stmt::Assert(t, msg) => {
@@ -112,11 +112,13 @@ impl Interpreter {
             PExpr::Unary(op, x) => {
                 let v = self.eval(x)?;
                 match (*op, &v) {
-                    ("-", Value::Float(f)) => Value::Float(-f),
-                    ("+", Value::Float(f)) => Value::Float(*f),
-                    ("-", _) if v.as_int().is_some() => Value::Int(checked(v.as_int().unwrap_or(0).checked_neg())?),
-                    ("+", _) if v.as_int().is_some() => Value::Int(v.as_int().unwrap_or(0)),
-                    ("~", _) if v.as_int().is_some() => Value::Int(!v.as_int().unwrap_or(0)),
+                    (UnaryOp::Neg, Value::Float(f)) => Value::Float(-f),
+                    (UnaryOp::Pos, Value::Float(f)) => Value::Float(*f),
+                    (UnaryOp::Neg, _) if v.as_int().is_some() => {
+                        Value::Int(checked(v.as_int().unwrap_or(0).checked_neg())?)
+                    }
+                    (UnaryOp::Pos, _) if v.as_int().is_some() => Value::Int(v.as_int().unwrap_or(0)),
+                    (UnaryOp::Invert, _) if v.as_int().is_some() => Value::Int(!v.as_int().unwrap_or(0)),
                     _ => {
                         return Err(PyError::type_err(format!("bad operand type for unary {op}: '{}'", v.type_name())))
                     }
@@ -125,13 +127,13 @@ impl Interpreter {
             PExpr::Binary(op, a, b) => {
                 let l = self.eval(a)?;
                 let r = self.eval(b)?;
-                binop(op, l, r)?
+                binop(*op, l, r)?
             }
             PExpr::Compare(operands, ops) => {
                 let mut left = self.eval(&operands[0])?;
                 for (i, op) in ops.iter().enumerate() {
                     let right = self.eval(&operands[i + 1])?;
-                    if !compare(op, &left, &right)? {
+                    if !compare(*op, &left, &right)? {
                         return Ok(Value::Bool(false));
                     }
                     left = right;
@@ -213,7 +215,8 @@ impl Interpreter {
                     best = Some(match best {
                         None => v,
                         Some(b) => {
-                            let better = if f == "min" { compare("<", &v, &b)? } else { compare(">", &v, &b)? };
+                            let better =
+                                if f == "min" { compare(CmpOp::Lt, &v, &b)? } else { compare(CmpOp::Gt, &v, &b)? };
                             if better {
                                 v
                             } else {
@@ -256,20 +259,20 @@ fn py_mod(a: i128, b: i128) -> i128 {
     }
 }
 
-fn binop(op: &str, l: Value, r: Value) -> Result<Value, PyError> {
-    if op == "%" {
+fn binop(op: BinOp, l: Value, r: Value) -> Result<Value, PyError> {
+    if op == BinOp::Mod {
         if let Value::Str(fmt) = &l {
             return Ok(Value::Str(percent_format(fmt, &r)?));
         }
     }
-    if op == "+" {
+    if op == BinOp::Add {
         match (&l, &r) {
             (Value::Str(a), Value::Str(b)) => return Ok(Value::Str(format!("{a}{b}"))),
             (Value::Tuple(a), Value::Tuple(b)) => return Ok(Value::Tuple(a.iter().chain(b).cloned().collect())),
             _ => {}
         }
     }
-    if op == "*" {
+    if op == BinOp::Mul {
         match (&l, &r) {
             (Value::Str(s), n) | (n, Value::Str(s)) if n.as_int().is_some() => {
                 return Ok(Value::Str(s.repeat(n.as_int().unwrap_or(0).max(0) as usize)))
@@ -282,28 +285,28 @@ fn binop(op: &str, l: Value, r: Value) -> Result<Value, PyError> {
     };
     if let (Some(a), Some(b)) = (l.as_int(), r.as_int()) {
         return Ok(match op {
-            "+" => Value::Int(checked(a.checked_add(b))?),
-            "-" => Value::Int(checked(a.checked_sub(b))?),
-            "*" => Value::Int(checked(a.checked_mul(b))?),
-            "/" => {
+            BinOp::Add => Value::Int(checked(a.checked_add(b))?),
+            BinOp::Sub => Value::Int(checked(a.checked_sub(b))?),
+            BinOp::Mul => Value::Int(checked(a.checked_mul(b))?),
+            BinOp::Div => {
                 if b == 0 {
                     return Err(PyError::exc("ZeroDivisionError", "division by zero"));
                 }
                 Value::Float(a as f64 / b as f64)
             }
-            "//" => {
+            BinOp::FloorDiv => {
                 if b == 0 {
                     return Err(PyError::exc("ZeroDivisionError", "integer division or modulo by zero"));
                 }
                 Value::Int(floor_div(a, b))
             }
-            "%" => {
+            BinOp::Mod => {
                 if b == 0 {
                     return Err(PyError::exc("ZeroDivisionError", "integer division or modulo by zero"));
                 }
                 Value::Int(py_mod(a, b))
             }
-            "**" => {
+            BinOp::Pow => {
                 if b < 0 {
                     Value::Float((a as f64).powf(b as f64))
                 } else {
@@ -311,10 +314,10 @@ fn binop(op: &str, l: Value, r: Value) -> Result<Value, PyError> {
                     Value::Int(checked(a.checked_pow(e))?)
                 }
             }
-            "|" => Value::Int(a | b),
-            "&" => Value::Int(a & b),
-            "^" => Value::Int(a ^ b),
-            "<<" => {
+            BinOp::BitOr => Value::Int(a | b),
+            BinOp::BitAnd => Value::Int(a & b),
+            BinOp::BitXor => Value::Int(a ^ b),
+            BinOp::Shl => {
                 if b < 0 {
                     return Err(PyError::exc("ValueError", "negative shift count"));
                 }
@@ -322,33 +325,32 @@ fn binop(op: &str, l: Value, r: Value) -> Result<Value, PyError> {
                 let v = a.checked_shl(s).filter(|v| v >> s == a);
                 Value::Int(checked(v)?)
             }
-            ">>" => {
+            BinOp::Shr => {
                 if b < 0 {
                     return Err(PyError::exc("ValueError", "negative shift count"));
                 }
                 Value::Int(a >> b.min(127))
             }
-            _ => return Err(bad()),
         });
     }
     if let (Some(a), Some(b)) = (l.as_f64(), r.as_f64()) {
         return Ok(Value::Float(match op {
-            "+" => a + b,
-            "-" => a - b,
-            "*" => a * b,
-            "/" => {
+            BinOp::Add => a + b,
+            BinOp::Sub => a - b,
+            BinOp::Mul => a * b,
+            BinOp::Div => {
                 if b == 0.0 {
                     return Err(PyError::exc("ZeroDivisionError", "float division by zero"));
                 }
                 a / b
             }
-            "//" => {
+            BinOp::FloorDiv => {
                 if b == 0.0 {
                     return Err(PyError::exc("ZeroDivisionError", "float floor division by zero"));
                 }
                 (a / b).floor()
             }
-            "%" => {
+            BinOp::Mod => {
                 if b == 0.0 {
                     return Err(PyError::exc("ZeroDivisionError", "float modulo"));
                 }
@@ -359,14 +361,14 @@ fn binop(op: &str, l: Value, r: Value) -> Result<Value, PyError> {
                     m
                 }
             }
-            "**" => a.powf(b),
-            _ => return Err(bad()),
+            BinOp::Pow => a.powf(b),
+            BinOp::BitOr | BinOp::BitAnd | BinOp::BitXor | BinOp::Shl | BinOp::Shr => return Err(bad()),
         }));
     }
     Err(bad())
 }
 
-fn compare(op: &str, l: &Value, r: &Value) -> Result<bool, PyError> {
+fn compare(op: CmpOp, l: &Value, r: &Value) -> Result<bool, PyError> {
     use std::cmp::Ordering;
     let ord: Option<Ordering> = match (l, r) {
         (a, b) if a.as_int().is_some() && b.as_int().is_some() => a.as_int().partial_cmp(&b.as_int()),
@@ -376,35 +378,28 @@ fn compare(op: &str, l: &Value, r: &Value) -> Result<bool, PyError> {
         (Value::Str(a), Value::Str(b)) => a.partial_cmp(b),
         _ => None,
     };
-    match op {
-        "==" => Ok(match ord {
-            Some(o) => o == Ordering::Equal,
-            None => l == r,
+    match (ord, op) {
+        (Some(o), _) => Ok(match op {
+            CmpOp::Lt => o == Ordering::Less,
+            CmpOp::Le => o != Ordering::Greater,
+            CmpOp::Gt => o == Ordering::Greater,
+            CmpOp::Ge => o != Ordering::Less,
+            CmpOp::Eq => o == Ordering::Equal,
+            CmpOp::Ne => o != Ordering::Equal,
         }),
-        "!=" => Ok(match ord {
-            Some(o) => o != Ordering::Equal,
-            None => l != r,
-        }),
-        _ => {
-            let Some(o) = ord else {
-                if let (Value::Float(a), Value::Float(b)) = (l, r) {
-                    if a.is_nan() || b.is_nan() {
-                        return Ok(false);
-                    }
+        (None, CmpOp::Eq) => Ok(l == r),
+        (None, CmpOp::Ne) => Ok(l != r),
+        (None, _) => {
+            if let (Value::Float(a), Value::Float(b)) = (l, r) {
+                if a.is_nan() || b.is_nan() {
+                    return Ok(false);
                 }
-                return Err(PyError::type_err(format!(
-                    "'{op}' not supported between instances of '{}' and '{}'",
-                    l.type_name(),
-                    r.type_name()
-                )));
-            };
-            Ok(match op {
-                "<" => o == Ordering::Less,
-                "<=" => o != Ordering::Greater,
-                ">" => o == Ordering::Greater,
-                ">=" => o != Ordering::Less,
-                _ => false,
-            })
+            }
+            Err(PyError::type_err(format!(
+                "'{op}' not supported between instances of '{}' and '{}'",
+                l.type_name(),
+                r.type_name()
+            )))
         }
     }
 }

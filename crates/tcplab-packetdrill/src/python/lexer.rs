@@ -9,16 +9,118 @@ pub(super) enum PTok {
     Int(i128),
     Float(f64),
     Str(String),
-    Op(&'static str),
+    Op(Punct),
     Newline,
     End,
 }
 
-pub(super) const OPS: &[&str] = &[
-    "**=", "//=", ">>=", "<<=", "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+=", "-=", "*=", "/=", "%=", "&=",
-    "|=", "^=", "+", "-", "*", "/", "%", "<", ">", "=", "(", ")", "[", "]", ",", ":", ";", "|", "&", "^", "~", ".",
-    "{", "}",
+/// An operator or delimiter token.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Punct {
+    PowAssign,
+    FloorDivAssign,
+    ShrAssign,
+    ShlAssign,
+    Pow,
+    FloorDiv,
+    Shl,
+    Shr,
+    Le,
+    Ge,
+    EqEq,
+    Ne,
+    AddAssign,
+    SubAssign,
+    MulAssign,
+    DivAssign,
+    ModAssign,
+    AndAssign,
+    OrAssign,
+    XorAssign,
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    Percent,
+    Lt,
+    Gt,
+    Assign,
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    Comma,
+    Colon,
+    Semi,
+    Pipe,
+    Amp,
+    Caret,
+    Tilde,
+    Dot,
+    LBrace,
+    RBrace,
+}
+
+/// Every operator's text, longest first so that `**=` is not lexed as
+/// `**` and `=`.
+const PUNCTS: &[(&str, Punct)] = &[
+    ("**=", Punct::PowAssign),
+    ("//=", Punct::FloorDivAssign),
+    (">>=", Punct::ShrAssign),
+    ("<<=", Punct::ShlAssign),
+    ("**", Punct::Pow),
+    ("//", Punct::FloorDiv),
+    ("<<", Punct::Shl),
+    (">>", Punct::Shr),
+    ("<=", Punct::Le),
+    (">=", Punct::Ge),
+    ("==", Punct::EqEq),
+    ("!=", Punct::Ne),
+    ("+=", Punct::AddAssign),
+    ("-=", Punct::SubAssign),
+    ("*=", Punct::MulAssign),
+    ("/=", Punct::DivAssign),
+    ("%=", Punct::ModAssign),
+    ("&=", Punct::AndAssign),
+    ("|=", Punct::OrAssign),
+    ("^=", Punct::XorAssign),
+    ("+", Punct::Plus),
+    ("-", Punct::Minus),
+    ("*", Punct::Star),
+    ("/", Punct::Slash),
+    ("%", Punct::Percent),
+    ("<", Punct::Lt),
+    (">", Punct::Gt),
+    ("=", Punct::Assign),
+    ("(", Punct::LParen),
+    (")", Punct::RParen),
+    ("[", Punct::LBracket),
+    ("]", Punct::RBracket),
+    (",", Punct::Comma),
+    (":", Punct::Colon),
+    (";", Punct::Semi),
+    ("|", Punct::Pipe),
+    ("&", Punct::Amp),
+    ("^", Punct::Caret),
+    ("~", Punct::Tilde),
+    (".", Punct::Dot),
+    ("{", Punct::LBrace),
+    ("}", Punct::RBrace),
 ];
+
+impl Punct {
+    pub(super) fn as_str(self) -> &'static str {
+        PUNCTS.iter().find(|(_, p)| *p == self).map_or("", |(s, _)| s)
+    }
+}
+
+/// As the operator's text in quotes: syntax errors print tokens with
+/// `{:?}` (`invalid syntax near Op(":")`).
+impl std::fmt::Debug for Punct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
 
 /// Tokenizes a block: `#` comments, `\` continuation, newlines are
 /// statement separators outside brackets, indentation is ignored.
@@ -173,16 +275,16 @@ pub(super) fn lex(src: &str) -> Result<Vec<PTok>, PyError> {
             continue;
         }
         let rest: String = chars[i..chars.len().min(i + 3)].iter().collect();
-        let Some(op) = OPS.iter().find(|op| rest.starts_with(**op)) else {
+        let Some(&(text, op)) = PUNCTS.iter().find(|(text, _)| rest.starts_with(text)) else {
             return Err(PyError::exc("SyntaxError", format!("invalid character '{c}'")));
         };
-        match *op {
-            "(" | "[" | "{" => depth += 1,
-            ")" | "]" | "}" => depth -= 1,
+        match op {
+            Punct::LParen | Punct::LBracket | Punct::LBrace => depth += 1,
+            Punct::RParen | Punct::RBracket | Punct::RBrace => depth -= 1,
             _ => {}
         }
         out.push(PTok::Op(op));
-        i += op.chars().count();
+        i += text.chars().count();
     }
     out.push(PTok::Newline);
     out.push(PTok::End);

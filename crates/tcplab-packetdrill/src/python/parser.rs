@@ -1,17 +1,151 @@
 //! The block's syntax tree and the recursive-descent parser that builds
 //! it, recording the names a block reads on the way.
 
-use super::lexer::{lex, PTok, OPS};
+use super::lexer::{lex, PTok, Punct};
 use super::{PyError, Value};
+use std::fmt;
+
+/// `+ - * / // % ** | & ^ << >>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Pow,
+    BitOr,
+    BitAnd,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+impl BinOp {
+    /// The operator a token stands for in `a OP b`.
+    fn of(p: Punct) -> Option<BinOp> {
+        Some(match p {
+            Punct::Plus => BinOp::Add,
+            Punct::Minus => BinOp::Sub,
+            Punct::Star => BinOp::Mul,
+            Punct::Slash => BinOp::Div,
+            Punct::FloorDiv => BinOp::FloorDiv,
+            Punct::Percent => BinOp::Mod,
+            Punct::Pow => BinOp::Pow,
+            Punct::Pipe => BinOp::BitOr,
+            Punct::Amp => BinOp::BitAnd,
+            Punct::Caret => BinOp::BitXor,
+            Punct::Shl => BinOp::Shl,
+            Punct::Shr => BinOp::Shr,
+            _ => return None,
+        })
+    }
+
+    /// The operator a token applies in `name OP= value`.
+    fn augmented(p: Punct) -> Option<BinOp> {
+        Some(match p {
+            Punct::AddAssign => BinOp::Add,
+            Punct::SubAssign => BinOp::Sub,
+            Punct::MulAssign => BinOp::Mul,
+            Punct::DivAssign => BinOp::Div,
+            Punct::FloorDivAssign => BinOp::FloorDiv,
+            Punct::ModAssign => BinOp::Mod,
+            Punct::PowAssign => BinOp::Pow,
+            Punct::OrAssign => BinOp::BitOr,
+            Punct::AndAssign => BinOp::BitAnd,
+            Punct::XorAssign => BinOp::BitXor,
+            Punct::ShlAssign => BinOp::Shl,
+            Punct::ShrAssign => BinOp::Shr,
+            _ => return None,
+        })
+    }
+}
+
+/// Python's spelling, which its error messages quote.
+impl fmt::Display for BinOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::FloorDiv => "//",
+            BinOp::Mod => "%",
+            BinOp::Pow => "**",
+            BinOp::BitOr => "|",
+            BinOp::BitAnd => "&",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+        })
+    }
+}
+
+/// `-x`, `+x`, `~x`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum UnaryOp {
+    Neg,
+    Pos,
+    Invert,
+}
+
+impl fmt::Display for UnaryOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            UnaryOp::Neg => "-",
+            UnaryOp::Pos => "+",
+            UnaryOp::Invert => "~",
+        })
+    }
+}
+
+/// `< <= > >= == !=`, which chain (`a < b <= c`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl CmpOp {
+    fn of(p: Punct) -> Option<CmpOp> {
+        Some(match p {
+            Punct::Lt => CmpOp::Lt,
+            Punct::Le => CmpOp::Le,
+            Punct::Gt => CmpOp::Gt,
+            Punct::Ge => CmpOp::Ge,
+            Punct::EqEq => CmpOp::Eq,
+            Punct::Ne => CmpOp::Ne,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for CmpOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+        })
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum PExpr {
     Const(Value),
     Name(String),
-    Unary(&'static str, Box<PExpr>),
-    Binary(&'static str, Box<PExpr>, Box<PExpr>),
+    Unary(UnaryOp, Box<PExpr>),
+    Binary(BinOp, Box<PExpr>, Box<PExpr>),
     /// `a < b <= c`: operands and operators.
-    Compare(Vec<PExpr>, Vec<&'static str>),
+    Compare(Vec<PExpr>, Vec<CmpOp>),
     And(Box<PExpr>, Box<PExpr>),
     Or(Box<PExpr>, Box<PExpr>),
     Not(Box<PExpr>),
@@ -23,7 +157,7 @@ pub(super) enum PExpr {
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Stmt {
     Assign(String, PExpr),
-    AugAssign(String, &'static str, PExpr),
+    AugAssign(String, BinOp, PExpr),
     Assert(PExpr, Option<PExpr>),
     Expr(PExpr),
     Pass,
@@ -75,14 +209,14 @@ pub fn parse_program(src: &str) -> Result<Program, PyError> {
     loop {
         match p.peek() {
             PTok::End => break,
-            PTok::Newline | PTok::Op(";") => {
+            PTok::Newline | PTok::Op(Punct::Semi) => {
                 p.pos += 1;
             }
             _ => {
                 stmts.push(p.stmt()?);
                 match p.peek() {
-                    PTok::Newline | PTok::Op(";") | PTok::End => {}
-                    PTok::Op(":") => return Err(PyError::Unsupported("compound statements".into())),
+                    PTok::Newline | PTok::Op(Punct::Semi) | PTok::End => {}
+                    PTok::Op(Punct::Colon) => return Err(PyError::Unsupported("compound statements".into())),
                     t => return Err(PyError::exc("SyntaxError", format!("invalid syntax near {t:?}"))),
                 }
             }
@@ -101,8 +235,8 @@ impl PParser {
     fn peek_at(&self, k: usize) -> &PTok {
         &self.toks[(self.pos + k).min(self.toks.len() - 1)]
     }
-    fn eat(&mut self, op: &str) -> bool {
-        if matches!(self.peek(), PTok::Op(o) if *o == op) {
+    fn eat(&mut self, op: Punct) -> bool {
+        if *self.peek() == PTok::Op(op) {
             self.pos += 1;
             true
         } else {
@@ -121,11 +255,11 @@ impl PParser {
         Ok(())
     }
 
-    fn expect(&mut self, op: &str) -> Result<(), PyError> {
+    fn expect(&mut self, op: Punct) -> Result<(), PyError> {
         if self.eat(op) {
             Ok(())
         } else {
-            Err(PyError::exc("SyntaxError", format!("expected '{op}'")))
+            Err(PyError::exc("SyntaxError", format!("expected '{}'", op.as_str())))
         }
     }
 
@@ -141,16 +275,16 @@ impl PParser {
             if n == "assert" {
                 self.pos += 1;
                 let test = self.test()?;
-                let msg = if self.eat(",") { Some(self.test()?) } else { None };
+                let msg = if self.eat(Punct::Comma) { Some(self.test()?) } else { None };
                 return Ok(Stmt::Assert(test, msg));
             }
             if let PTok::Op(op) = self.peek_at(1).clone() {
-                if op == "=" {
+                if op == Punct::Assign {
                     self.pos += 2;
                     let mut e = self.testlist()?;
                     // a = b = c
                     let mut targets = vec![n];
-                    while self.eat("=") {
+                    while self.eat(Punct::Assign) {
                         match e {
                             PExpr::Name(t) => targets.push(t),
                             _ => return Err(PyError::Unsupported("assignment to a non-name".into())),
@@ -162,18 +296,16 @@ impl PParser {
                     }
                     return Ok(Stmt::Assign(targets.pop().unwrap_or_default(), e));
                 }
-                if op.len() >= 2 && op.ends_with('=') && !matches!(op, "==" | "<=" | ">=" | "!=") {
+                if let Some(bin) = BinOp::augmented(op) {
                     self.pos += 2;
                     let e = self.testlist()?;
-                    let bin: &'static str = &op[..op.len() - 1];
-                    let bin = OPS.iter().find(|o| **o == bin).copied().unwrap_or("+");
                     self.reads.push(n.clone());
                     return Ok(Stmt::AugAssign(n, bin, e));
                 }
             }
         }
         let e = self.testlist()?;
-        if self.eat("=") {
+        if self.eat(Punct::Assign) {
             return Err(PyError::Unsupported("assignment to a non-name target".into()));
         }
         Ok(Stmt::Expr(e))
@@ -182,12 +314,12 @@ impl PParser {
     /// `test (',' test)*` as a tuple when there is a comma.
     fn testlist(&mut self) -> Result<PExpr, PyError> {
         let first = self.test()?;
-        if !matches!(self.peek(), PTok::Op(",")) {
+        if *self.peek() != PTok::Op(Punct::Comma) {
             return Ok(first);
         }
         let mut items = vec![first];
-        while self.eat(",") {
-            if matches!(self.peek(), PTok::Newline | PTok::End | PTok::Op(";") | PTok::Op(")")) {
+        while self.eat(Punct::Comma) {
+            if matches!(self.peek(), PTok::Newline | PTok::End | PTok::Op(Punct::Semi | Punct::RParen)) {
                 break;
             }
             items.push(self.test()?);
@@ -266,7 +398,10 @@ impl PParser {
         let mut ops = Vec::new();
         loop {
             let op = match self.peek() {
-                PTok::Op(o @ ("<" | ">" | "==" | ">=" | "<=" | "!=")) => *o,
+                PTok::Op(p) => match CmpOp::of(*p) {
+                    Some(op) => op,
+                    None => break,
+                },
                 PTok::Name(n)
                     if n == "in"
                         || n == "is"
@@ -289,12 +424,12 @@ impl PParser {
 
     fn binary_level(
         &mut self,
-        ops: &[&'static str],
+        ops: &[BinOp],
         next: fn(&mut PParser) -> Result<PExpr, PyError>,
     ) -> Result<PExpr, PyError> {
         let mut e = next(self)?;
         let mut chain = 0;
-        while let Some(op) = ops.iter().find(|o| matches!(self.peek(), PTok::Op(x) if x == *o)).copied() {
+        while let Some(op) = self.peek_binary().filter(|op| ops.contains(op)) {
             self.pos += 1;
             // `a + b + c` nests left: each operand is one level deeper.
             self.enter()?;
@@ -305,28 +440,35 @@ impl PParser {
         self.depth -= chain;
         Ok(e)
     }
+    fn peek_binary(&self) -> Option<BinOp> {
+        match self.peek() {
+            PTok::Op(p) => BinOp::of(*p),
+            _ => None,
+        }
+    }
     fn bitor(&mut self) -> Result<PExpr, PyError> {
-        self.binary_level(&["|"], PParser::bitxor)
+        self.binary_level(&[BinOp::BitOr], PParser::bitxor)
     }
     fn bitxor(&mut self) -> Result<PExpr, PyError> {
-        self.binary_level(&["^"], PParser::bitand)
+        self.binary_level(&[BinOp::BitXor], PParser::bitand)
     }
     fn bitand(&mut self) -> Result<PExpr, PyError> {
-        self.binary_level(&["&"], PParser::shift)
+        self.binary_level(&[BinOp::BitAnd], PParser::shift)
     }
     fn shift(&mut self) -> Result<PExpr, PyError> {
-        self.binary_level(&["<<", ">>"], PParser::arith)
+        self.binary_level(&[BinOp::Shl, BinOp::Shr], PParser::arith)
     }
     fn arith(&mut self) -> Result<PExpr, PyError> {
-        self.binary_level(&["+", "-"], PParser::term)
+        self.binary_level(&[BinOp::Add, BinOp::Sub], PParser::term)
     }
     fn term(&mut self) -> Result<PExpr, PyError> {
-        self.binary_level(&["*", "/", "//", "%"], PParser::factor)
+        self.binary_level(&[BinOp::Mul, BinOp::Div, BinOp::FloorDiv, BinOp::Mod], PParser::factor)
     }
 
     fn factor(&mut self) -> Result<PExpr, PyError> {
-        for op in ["-", "+", "~"] {
-            if self.eat(op) {
+        for (token, op) in [(Punct::Minus, UnaryOp::Neg), (Punct::Plus, UnaryOp::Pos), (Punct::Tilde, UnaryOp::Invert)]
+        {
+            if self.eat(token) {
                 self.enter()?;
                 let e = self.factor()?;
                 self.depth -= 1;
@@ -338,19 +480,19 @@ impl PParser {
 
     fn power(&mut self) -> Result<PExpr, PyError> {
         let base = self.atom_expr()?;
-        if self.eat("**") {
+        if self.eat(Punct::Pow) {
             // Right-associative: `a ** b ** c` recurses through factor.
             self.enter()?;
             let exp = self.factor()?;
             self.depth -= 1;
-            return Ok(PExpr::Binary("**", Box::new(base), Box::new(exp)));
+            return Ok(PExpr::Binary(BinOp::Pow, Box::new(base), Box::new(exp)));
         }
         Ok(base)
     }
 
     fn atom_expr(&mut self) -> Result<PExpr, PyError> {
         let a = self.atom()?;
-        if matches!(self.peek(), PTok::Op("(")) {
+        if matches!(self.peek(), PTok::Op(Punct::LParen)) {
             let PExpr::Name(fname) = a else {
                 return Err(PyError::Unsupported("calling a non-name".into()));
             };
@@ -360,27 +502,27 @@ impl PParser {
             }
             self.pos += 1;
             let mut args = Vec::new();
-            if !self.eat(")") {
+            if !self.eat(Punct::RParen) {
                 loop {
-                    if matches!(self.peek_at(1), PTok::Op("=")) && matches!(self.peek(), PTok::Name(_)) {
+                    if matches!(self.peek_at(1), PTok::Op(Punct::Assign)) && matches!(self.peek(), PTok::Name(_)) {
                         return Err(PyError::Unsupported("keyword arguments".into()));
                     }
                     args.push(self.test()?);
-                    if self.eat(")") {
+                    if self.eat(Punct::RParen) {
                         break;
                     }
-                    self.expect(",")?;
-                    if self.eat(")") {
+                    self.expect(Punct::Comma)?;
+                    if self.eat(Punct::RParen) {
                         break;
                     }
                 }
             }
             return Ok(PExpr::Call(fname, args));
         }
-        if matches!(self.peek(), PTok::Op("[")) {
+        if matches!(self.peek(), PTok::Op(Punct::LBracket)) {
             return Err(PyError::Unsupported("subscripts".into()));
         }
-        if matches!(self.peek(), PTok::Op(".")) {
+        if matches!(self.peek(), PTok::Op(Punct::Dot)) {
             return Err(PyError::Unsupported("attribute access".into()));
         }
         Ok(a)
@@ -411,26 +553,26 @@ impl PParser {
                     Ok(PExpr::Name(n))
                 }
             },
-            PTok::Op("(") => {
-                if self.eat(")") {
+            PTok::Op(Punct::LParen) => {
+                if self.eat(Punct::RParen) {
                     return Ok(PExpr::Tuple(Vec::new()));
                 }
                 let first = self.test()?;
-                if self.eat(")") {
+                if self.eat(Punct::RParen) {
                     return Ok(first);
                 }
                 let mut items = vec![first];
-                while self.eat(",") {
-                    if self.eat(")") {
+                while self.eat(Punct::Comma) {
+                    if self.eat(Punct::RParen) {
                         return Ok(PExpr::Tuple(items));
                     }
                     items.push(self.test()?);
                 }
-                self.expect(")")?;
+                self.expect(Punct::RParen)?;
                 Ok(PExpr::Tuple(items))
             }
-            PTok::Op("[") => Err(PyError::Unsupported("lists".into())),
-            PTok::Op("{") => Err(PyError::Unsupported("dicts and sets".into())),
+            PTok::Op(Punct::LBracket) => Err(PyError::Unsupported("lists".into())),
+            PTok::Op(Punct::LBrace) => Err(PyError::Unsupported("dicts and sets".into())),
             other => Err(PyError::exc("SyntaxError", format!("invalid syntax at {other:?}"))),
         }
     }

@@ -99,3 +99,21 @@ fn test_names_read() {
     let p = parse_program("x = tcpi_rtt; print(tcpi_snd_cwnd + x)").unwrap();
     assert_eq!(p.names_read(), &["tcpi_rtt".to_string(), "tcpi_snd_cwnd".to_string(), "x".to_string()]);
 }
+
+#[test]
+fn test_error_messages_quote_operators_as_written() {
+    let mut i = Interpreter::new();
+    assert_eq!(i.exec("x = 1 )").unwrap_err().to_string(), "SyntaxError: invalid syntax near Op(\")\")");
+    assert_eq!(i.exec("x = (1, 2").unwrap_err().to_string(), "SyntaxError: expected ')'");
+    assert_eq!(
+        i.exec("x = 'a' - 1").unwrap_err().to_string(),
+        "TypeError: unsupported operand type(s) for -: 'str' and 'int'"
+    );
+    assert_eq!(
+        i.exec("x = 'a' <= 1").unwrap_err().to_string(),
+        "TypeError: '<=' not supported between instances of 'str' and 'int'"
+    );
+    assert_eq!(i.exec("x = ~'a'").unwrap_err().to_string(), "TypeError: bad operand type for unary ~: 'str'");
+    i.exec("x = 7; x //= 2; x **= 2; x <<= 1; x ^= 1").unwrap();
+    assert_eq!(i.get("x"), Some(&Value::Int(19)));
+}
