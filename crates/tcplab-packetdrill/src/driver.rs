@@ -657,7 +657,7 @@ impl<'a> Driver<'a> {
     }
 
     fn outbound(&mut self, ev: &Event, p: &PacketSpec, start: i64, end: i64, offset: i64) -> Result<(), Stop> {
-        if p.has_flag('S') {
+        if p.flags.has(PacketFlag::Syn) {
             self.map.local_script_isn = p.seq;
         }
         let err = |m: String| Stop::Fail { line: ev.line, message: format!("error handling packet: {m}") };

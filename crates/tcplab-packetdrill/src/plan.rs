@@ -150,7 +150,7 @@ fn syscalls(script: &Script, plan: &mut Plan) {
                 if p.direction == Direction::Inbound {
                     connection_started = true;
                 }
-                if p.flags.contains('A') || p.flags.chars().any(|c| c.is_ascii_digit()) {
+                if p.flags.has_accecn() {
                     plan.skip(format!("line {}: AccECN flags (AE, ACE field) are not modelled", ev.line));
                 }
                 if let Some(IpCheck::Tos(t)) = p.ip {
