@@ -34,6 +34,7 @@ pub mod plan;
 pub mod python;
 pub mod report;
 pub mod symbols;
+pub mod syscall;
 pub mod sysctl;
 
 pub use report::{cli_main, format_json_lines, format_table, Outcome, ScriptRecord, ScriptResult, Summary};
