@@ -12,10 +12,11 @@
 //!   [`tcplab_core::TcpConfig`];
 //! - [`plan`] decides before the run what would make it meaningless
 //!   (unsupported options, socket options, `tcpi_*` fields, fq pacing) and
-//!   turns it into a skip reason;
+//!   turns it into a skip reason; it decodes each system call once into a
+//!   [`syscall::Syscall`] (arguments through [`symbols`]) and keeps it;
 //! - [`driver`] runs the events against an [`endpoint::Endpoint`] (the
-//!   core's `Connection`), matching outbound packets with [`matcher`];
-//!   both it and [`plan`] read system call arguments through [`symbols`];
+//!   core's `Connection`), the plan's decoded system calls included,
+//!   matching outbound packets with [`matcher`];
 //! - [`python`] evaluates the `%{ }%` blocks at the end;
 //! - [`report`] formats results and implements the CLI ([`cli_main`]).
 //!

@@ -2,6 +2,7 @@
 //! its time, progresses as the endpoint frees it, and its return time and
 //! value are checked when the next system call starts or at the end.
 
+use super::syscalls::Call;
 use super::{established, fail, ns, secs, us, Driver, Stop, MISSING_PACKET_US};
 use tcplab_core::TcpState;
 
@@ -24,7 +25,7 @@ pub(super) enum BlockKind {
 #[derive(Clone, Debug)]
 pub(super) struct Blocking {
     pub(super) line: u32,
-    pub(super) name: String,
+    pub(super) name: &'static str,
     pub(super) kind: BlockKind,
     /// Expected return time, µs.
     pub(super) end_us: i64,
@@ -131,18 +132,11 @@ impl Driver<'_> {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn start_blocking(
-        &mut self,
-        line: u32,
-        name: &str,
-        kind: BlockKind,
-        end_us: i64,
-        expected: i64,
-        ret: i64,
-    ) {
+    /// Starts blocking call `c`, which is to return `ret` at `end_us`.
+    pub(super) fn start_blocking(&mut self, c: &Call, kind: BlockKind, end_us: i64, ret: i64) {
+        let name = c.name;
         self.trace(format!("{} blocking {name}() started, expected to return at {}", secs(us(self.now)), secs(end_us)));
-        self.blocking = Some(Blocking { line, name: name.to_string(), kind, end_us, expected, ret, done_ns: None });
+        self.blocking = Some(Blocking { line: c.line, name, kind, end_us, expected: c.expected, ret, done_ns: None });
         self.progress_blocking();
     }
 }

@@ -315,7 +315,7 @@ impl<'a> Driver<'a> {
                     if let Some(e) = end_us {
                         time_within_limit(ev.line, "system call end time", e)?;
                     }
-                    self.syscall(ev, s, end_us)?;
+                    self.syscall(ev, idx, s, end_us)?;
                 }
                 Action::Command(c) => {
                     self.wait_for(ev, start, "command")?;
