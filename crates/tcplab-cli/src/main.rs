@@ -80,12 +80,30 @@ enum Cmd {
     /// List the counters (nstat names) the model keeps.
     Counters,
     /// Run packetdrill scripts (files or directories, searched for .pkt)
-    /// against the TCP model in virtual time: PATH... [--json] [--verbose]
-    /// [--hz N]. Exit 0 only if no script failed.
-    Packetdrill {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "PATH|FLAG")]
-        args: Vec<String>,
-    },
+    /// against the TCP model in virtual time. Exit 0 if every script passed
+    /// or was skipped, 1 if one failed.
+    Packetdrill(PacketdrillArgs),
+}
+
+#[derive(Args, Debug)]
+struct PacketdrillArgs {
+    /// .pkt files, and directories searched recursively for them.
+    #[arg(value_name = "PATH", required = true)]
+    paths: Vec<PathBuf>,
+    /// Print JSON Lines: {"type":"script","data":{...}} per script, then
+    /// {"type":"summary","data":{...}}.
+    #[arg(long)]
+    json: bool,
+    /// Notes, print() output and the event trace under each script.
+    #[arg(long, short = 'v')]
+    verbose: bool,
+    /// Kernel HZ of the model: 100, 250 (the default), 300 or 1000.
+    #[arg(long, value_name = "N")]
+    hz: Option<u32>,
+    /// Diagnostic: do not compare this outbound field (tcp_psh, tcp_window, ...);
+    /// such results are not packetdrill-conformant. Repeatable.
+    #[arg(long = "ignore-field", value_name = "NAME")]
+    ignore_field: Vec<String>,
 }
 
 /// Where runs run.
@@ -602,7 +620,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Cmd::Presets => emit(&listing::presets()),
         Cmd::Knobs => emit(&listing::knobs()),
         Cmd::Counters => emit(&listing::counters()),
-        Cmd::Packetdrill { args } => Ok(ExitCode::from(tcplab_packetdrill::cli_main(&args).clamp(0, 255) as u8)),
+        Cmd::Packetdrill(a) => cmd_packetdrill(a),
     }
 }
 
@@ -1019,6 +1037,26 @@ fn cmd_merge(a: MergeArgs) -> Result<ExitCode, Error> {
     } else {
         result.to_table()
     })
+}
+
+fn cmd_packetdrill(a: PacketdrillArgs) -> Result<ExitCode, Error> {
+    if let Some(hz) = a.hz {
+        tcplab_packetdrill::check_hz(hz).map_err(|rule| Error::at("--hz", rule))?;
+    }
+    let scripts = tcplab_packetdrill::collect_scripts(&a.paths).map_err(|e| Error::msg(e.to_string()))?;
+    if scripts.is_empty() {
+        let paths: Vec<String> = a.paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(Error::msg(format!("no .pkt scripts under {}", paths.join(", "))));
+    }
+    let opts = tcplab_packetdrill::RunOptions { verbose: a.verbose, hz: a.hz, ignore_fields: a.ignore_field };
+    let results: Vec<_> = scripts.iter().map(|p| tcplab_packetdrill::run_script_with(p, &opts)).collect();
+    emit(&if a.json {
+        tcplab_packetdrill::format_json_lines(&results)
+    } else {
+        tcplab_packetdrill::format_table(&results, opts.verbose)
+    })?;
+    let failed = results.iter().any(tcplab_packetdrill::ScriptResult::failed);
+    Ok(ExitCode::from(if failed { EXIT_CHECK_FAILED } else { EXIT_OK }))
 }
 
 /// Writes data to stdout. A closed pipe (`tcplab ... | head`) is success.
