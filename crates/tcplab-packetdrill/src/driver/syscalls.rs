@@ -415,10 +415,10 @@ impl Driver<'_> {
             }
             SockOpt::SoSndbuf => match self.plan.so_sndbuf {
                 Some(v) => (v as i64) * 2,
-                None => return Err(Stop::Skip(format!(
-                    "line {}: getsockopt(SO_SNDBUF) without a prior setsockopt needs Connection::sndbuf() (sk_sndbuf)",
-                    c.line
-                ))),
+                None => {
+                    let why = "without a prior setsockopt needs Connection::sndbuf() (sk_sndbuf)";
+                    return Err(Stop::Skip(format!("line {}: getsockopt(SO_SNDBUF) {why}", c.line)));
+                }
             },
             other => return Err(Stop::Skip(format!("line {}: unsupported socket option getsockopt({other})", c.line))),
         };
