@@ -136,8 +136,7 @@ impl TcpOpt {
 pub struct PacketSpec {
     pub direction: Direction,
     pub ip: Option<IpCheck>,
-    /// Flag letters as written (`S`, `P.`, `SEW`, `.`, `R`); `-` is "".
-    pub flags: String,
+    pub flags: PacketFlags,
     pub seq: u32,
     pub end_seq: u32,
     pub payload: u32,
@@ -151,9 +150,89 @@ pub struct PacketSpec {
     pub options: Option<Vec<TcpOpt>>,
 }
 
-impl PacketSpec {
-    pub fn has_flag(&self, c: char) -> bool {
-        self.flags.contains(c)
+/// One letter of a packet's flags (tcp_packet.c's `valid_tcp_flags`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacketFlag {
+    /// `F`
+    Fin,
+    /// `S`
+    Syn,
+    /// `R`
+    Rst,
+    /// `P`
+    Psh,
+    /// `.`
+    Ack,
+    /// `U`
+    Urg,
+    /// `E`
+    Ece,
+    /// `W`
+    Cwr,
+    /// `A`: AccECN's AE bit.
+    Ae,
+    /// `0` to `7`: AccECN's ACE field.
+    Ace(u8),
+}
+
+impl PacketFlag {
+    pub fn from_letter(c: char) -> Option<PacketFlag> {
+        Some(match c {
+            'F' => PacketFlag::Fin,
+            'S' => PacketFlag::Syn,
+            'R' => PacketFlag::Rst,
+            'P' => PacketFlag::Psh,
+            '.' => PacketFlag::Ack,
+            'U' => PacketFlag::Urg,
+            'E' => PacketFlag::Ece,
+            'W' => PacketFlag::Cwr,
+            'A' => PacketFlag::Ae,
+            '0'..='7' => PacketFlag::Ace(c as u8 - b'0'),
+            _ => return None,
+        })
+    }
+
+    pub fn letter(self) -> char {
+        match self {
+            PacketFlag::Fin => 'F',
+            PacketFlag::Syn => 'S',
+            PacketFlag::Rst => 'R',
+            PacketFlag::Psh => 'P',
+            PacketFlag::Ack => '.',
+            PacketFlag::Urg => 'U',
+            PacketFlag::Ece => 'E',
+            PacketFlag::Cwr => 'W',
+            PacketFlag::Ae => 'A',
+            PacketFlag::Ace(v) => char::from(b'0' + v),
+        }
+    }
+}
+
+/// A packet's flags in the order written (`SEW`, `P.`), so that error
+/// dumps show the script line as the author wrote it; empty for `-`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PacketFlags(pub Vec<PacketFlag>);
+
+impl PacketFlags {
+    pub fn has(&self, f: PacketFlag) -> bool {
+        self.0.contains(&f)
+    }
+    /// Whether any AccECN flag (AE, or the ACE field) is written.
+    pub fn has_accecn(&self) -> bool {
+        self.0.iter().any(|f| matches!(f, PacketFlag::Ae | PacketFlag::Ace(_)))
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// As written; `-` for none.
+impl std::fmt::Display for PacketFlags {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("-");
+        }
+        self.0.iter().try_for_each(|flag| write!(f, "{}", flag.letter()))
     }
 }
 

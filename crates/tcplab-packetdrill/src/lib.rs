@@ -12,12 +12,13 @@
 //!   [`tcplab_core::TcpConfig`];
 //! - [`plan`] decides before the run what would make it meaningless
 //!   (unsupported options, socket options, `tcpi_*` fields, fq pacing) and
-//!   turns it into a skip reason;
+//!   turns it into a skip reason; it decodes each system call once into a
+//!   [`syscall::Syscall`] (arguments through [`symbols`]) and keeps it;
 //! - [`driver`] runs the events against an [`endpoint::Endpoint`] (the
-//!   core's `Connection`), matching outbound packets with [`matcher`];
-//!   both it and [`plan`] read system call arguments through [`symbols`];
+//!   core's `Connection`), the plan's decoded system calls included,
+//!   matching outbound packets with [`matcher`];
 //! - [`python`] evaluates the `%{ }%` blocks at the end;
-//! - [`report`] formats results and implements the CLI ([`cli_main`]).
+//! - [`report`] formats results (a table, or JSON Lines).
 //!
 //! The scripts are test data under GPLv2 and are never copied here: tests
 //! and the CLI read them from `../shared/conformance/packetdrill`.
@@ -34,9 +35,10 @@ pub mod plan;
 pub mod python;
 pub mod report;
 pub mod symbols;
+pub mod syscall;
 pub mod sysctl;
 
-pub use report::{cli_main, format_json_lines, format_table, Outcome, ScriptRecord, ScriptResult, Summary};
+pub use report::{format_json_lines, format_table, Outcome, ScriptRecord, ScriptResult, Summary};
 
 use endpoint::{CoreFactory, EndpointFactory};
 use std::path::{Path, PathBuf};
@@ -56,6 +58,16 @@ pub struct RunOptions {
     /// seeing past a known model gap; results with it are not
     /// packetdrill-conformant and the run records a note saying so.
     pub ignore_fields: Vec<String>,
+}
+
+/// Whether Linux offers `hz`, as [`RunOptions::hz`] must; the error is
+/// the rule, worded for a message.
+pub fn check_hz(hz: u32) -> Result<(), String> {
+    if tcplab_core::config::HZ_VALUES.contains(&hz) {
+        Ok(())
+    } else {
+        Err(tcplab_core::config::hz_rule())
+    }
 }
 
 /// Runs one script file with default options.

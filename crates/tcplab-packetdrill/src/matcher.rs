@@ -21,7 +21,7 @@
 //! - Error text is packetdrill's (`live packet field tcp_seq: expected:
 //!   1001 (0x3e9) vs actual: 1 (0x1)`).
 
-use crate::ast::{IpCheck, PacketSpec, TcpOpt};
+use crate::ast::{IpCheck, PacketFlag, PacketFlags, PacketSpec, TcpOpt};
 use tcplab_core::wire::{Ecn, SackBlock, SegmentRepr, SeqNum, TcpFlags, TcpOptions};
 
 /// Live ↔ script sequence-number mapping of one connection.
@@ -207,25 +207,26 @@ fn field(name: &str, expected: u32, actual: u32) -> Result<(), String> {
     Ok(())
 }
 
-fn flag_bit(flags: &str, c: char) -> u32 {
-    flags.contains(c) as u32
+/// A script flag's wire bit; the AccECN flags have none in the model.
+fn wire_flag(f: PacketFlag) -> TcpFlags {
+    match f {
+        PacketFlag::Fin => TcpFlags::FIN,
+        PacketFlag::Syn => TcpFlags::SYN,
+        PacketFlag::Rst => TcpFlags::RST,
+        PacketFlag::Psh => TcpFlags::PSH,
+        PacketFlag::Ack => TcpFlags::ACK,
+        PacketFlag::Urg => TcpFlags::URG,
+        PacketFlag::Ece => TcpFlags::ECE,
+        PacketFlag::Cwr => TcpFlags::CWR,
+        PacketFlag::Ae | PacketFlag::Ace(_) => TcpFlags::default(),
+    }
 }
 
-/// Script flag letters as wire flags.
-pub fn script_flags(flags: &str) -> TcpFlags {
+/// Script flags as wire flags.
+pub fn script_flags(flags: &PacketFlags) -> TcpFlags {
     let mut f = TcpFlags::default();
-    for c in flags.chars() {
-        f.insert(match c {
-            'F' => TcpFlags::FIN,
-            'S' => TcpFlags::SYN,
-            'R' => TcpFlags::RST,
-            'P' => TcpFlags::PSH,
-            '.' => TcpFlags::ACK,
-            'U' => TcpFlags::URG,
-            'E' => TcpFlags::ECE,
-            'W' => TcpFlags::CWR,
-            _ => TcpFlags::default(),
-        });
+    for &flag in &flags.0 {
+        f.insert(wire_flag(flag));
     }
     f
 }
@@ -311,14 +312,15 @@ pub fn verify(spec: &PacketSpec, a: &Actual, cfg: &MatchConfig) -> Result<(), St
     let b = |x: TcpFlags| a.flags.contains(x) as u32;
     let f = &spec.flags;
     chk("tcp_data_offset", (20 + script_opts_len + allowance).div_ceil(4), (20 + actual_opts_len).div_ceil(4))?;
-    chk("tcp_fin", flag_bit(f, 'F'), b(TcpFlags::FIN))?;
-    chk("tcp_syn", flag_bit(f, 'S'), b(TcpFlags::SYN))?;
-    chk("tcp_rst", flag_bit(f, 'R'), b(TcpFlags::RST))?;
-    chk("tcp_psh", flag_bit(f, 'P'), b(TcpFlags::PSH))?;
-    chk("tcp_ack", flag_bit(f, '.'), b(TcpFlags::ACK))?;
-    chk("tcp_urg", flag_bit(f, 'U'), b(TcpFlags::URG))?;
-    chk("tcp_ece", flag_bit(f, 'E'), b(TcpFlags::ECE))?;
-    chk("tcp_cwr", flag_bit(f, 'W'), b(TcpFlags::CWR))?;
+    let s = |x: PacketFlag| f.has(x) as u32;
+    chk("tcp_fin", s(PacketFlag::Fin), b(TcpFlags::FIN))?;
+    chk("tcp_syn", s(PacketFlag::Syn), b(TcpFlags::SYN))?;
+    chk("tcp_rst", s(PacketFlag::Rst), b(TcpFlags::RST))?;
+    chk("tcp_psh", s(PacketFlag::Psh), b(TcpFlags::PSH))?;
+    chk("tcp_ack", s(PacketFlag::Ack), b(TcpFlags::ACK))?;
+    chk("tcp_urg", s(PacketFlag::Urg), b(TcpFlags::URG))?;
+    chk("tcp_ece", s(PacketFlag::Ece), b(TcpFlags::ECE))?;
+    chk("tcp_cwr", s(PacketFlag::Cwr), b(TcpFlags::CWR))?;
     chk("tcp_seq", spec.seq, a.seq)?;
     chk("tcp_ack_seq", spec.ack.unwrap_or(0), a.ack)?;
     if let Some(w) = spec.win {
@@ -453,9 +455,8 @@ pub fn fmt_script(spec: &PacketSpec, time_us: i64) -> String {
         Some(IpCheck::Ect01) => "[ect01] ",
         Some(IpCheck::Tos(_)) | None => "",
     };
-    let flags = if spec.flags.is_empty() { "-".to_string() } else { spec.flags.clone() };
     let mut s =
-        format!("{:9.6} {}{} {}:{}({})", time_us as f64 / 1e6, ecn, flags, spec.seq, spec.end_seq, spec.payload);
+        format!("{:9.6} {}{} {}:{}({})", time_us as f64 / 1e6, ecn, spec.flags, spec.seq, spec.end_seq, spec.payload);
     if let Some(a) = spec.ack {
         s.push_str(&format!(" ack {a}"));
     }

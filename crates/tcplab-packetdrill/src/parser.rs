@@ -270,10 +270,10 @@ impl Parser {
             }
             _ => return self.err_at(&ft, "expected TCP flags (e.g. S, P., F., R, .)"),
         };
-        // tcp_packet.c: valid_tcp_flags; the digits are the AccECN ACE field.
-        if let Some(bad) = flags.chars().find(|c| !".FSRPEWAU01234567".contains(*c)) {
-            return self.semantic(ft.line, ft.col, format!("Invalid TCP flag: '{bad}'"));
-        }
+        let flags = match flags.chars().map(|c| PacketFlag::from_letter(c).ok_or(c)).collect() {
+            Ok(f) => PacketFlags(f),
+            Err(bad) => return self.semantic(ft.line, ft.col, format!("Invalid TCP flag: '{bad}'")),
+        };
         let st = self.peek().clone();
         let seq = self.uint("TCP start sequence number", u32::MAX as u64)? as u32;
         self.expect_punct(':', "in sequence range start:end(len)")?;

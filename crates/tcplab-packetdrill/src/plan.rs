@@ -7,7 +7,7 @@
 use crate::ast::*;
 use crate::harness::{Harness, Qdisc};
 use crate::python::{self, Program, PyError};
-use crate::symbols::{eval_int, MSG_EOR};
+use crate::syscall::{PlannedSocket, Syscall};
 use std::collections::BTreeSet;
 
 /// `tcpi_*` names the model's `TcpInfo` (plus `state()`) provides.
@@ -45,24 +45,6 @@ pub const TCPI_FIELDS: &[&str] = &[
     "tcpi_probes",
 ];
 
-/// System calls the driver implements.
-pub const SYSCALLS: &[&str] = &[
-    "socket",
-    "bind",
-    "listen",
-    "accept",
-    "connect",
-    "setsockopt",
-    "getsockopt",
-    "write",
-    "send",
-    "read",
-    "recv",
-    "close",
-    "shutdown",
-    "fcntl",
-];
-
 /// Everything decided before the run.
 #[derive(Debug, Default)]
 pub struct Plan {
@@ -78,6 +60,9 @@ pub struct Plan {
     pub so_sndbuf: Option<u32>,
     /// `SO_RCVBUF` set before the connection existed.
     pub so_rcvbuf: Option<u32>,
+    /// Decoded system calls by event index (`None` for other events);
+    /// the driver runs these.
+    pub syscalls: Vec<Option<Syscall>>,
     /// Parsed `%{ }%` blocks by event index (a syntax error is kept and
     /// raised when the block would run, as Python would).
     pub programs: Vec<Option<Result<Program, PyError>>>,
@@ -142,15 +127,15 @@ fn header_options(script: &Script, plan: &mut Plan) {
 }
 
 fn syscalls(script: &Script, plan: &mut Plan) {
-    let mut written = false;
-    let mut connection_started = false;
-    for ev in &script.events {
+    let mut sock = PlannedSocket::default();
+    plan.syscalls = vec![None; script.events.len()];
+    for (i, ev) in script.events.iter().enumerate() {
         match &ev.action {
             Action::Packet(p) => {
                 if p.direction == Direction::Inbound {
-                    connection_started = true;
+                    sock.connection_started = true;
                 }
-                if p.flags.contains('A') || p.flags.chars().any(|c| c.is_ascii_digit()) {
+                if p.flags.has_accecn() {
                     plan.skip(format!("line {}: AccECN flags (AE, ACE field) are not modelled", ev.line));
                 }
                 if let Some(IpCheck::Tos(t)) = p.ip {
@@ -165,89 +150,20 @@ fn syscalls(script: &Script, plan: &mut Plan) {
                 }
             }
             Action::Syscall(s) => {
-                let name = s.name.as_str();
-                if !SYSCALLS.contains(&name) {
-                    plan.skip(format!("line {}: unsupported system call {name}()", ev.line));
+                let Some(call) = Syscall::decode(s) else {
+                    plan.skip(format!("line {}: unsupported system call {}()", ev.line, s.name));
                     continue;
+                };
+                if let Err(reason) = call.check(ev.line, &mut sock) {
+                    plan.skip(reason);
                 }
-                match name {
-                    "write" | "send" => {
-                        if name == "send" {
-                            let flags = s.args.get(3).and_then(eval_int).unwrap_or(0);
-                            if flags & !MSG_EOR != 0 {
-                                plan.skip(format!("line {}: send() flags {flags:#x} are not modelled", ev.line));
-                            }
-                        }
-                        written = true;
-                    }
-                    "connect" => connection_started = true,
-                    "setsockopt" | "getsockopt" => {
-                        let opt = s.args.get(2).and_then(|e| e.as_word()).unwrap_or("?");
-                        let val = s.args.get(3).and_then(|e| e.bracketed()).and_then(eval_int);
-                        match (name, opt) {
-                            (_, "SO_REUSEADDR" | "IP_MTU_DISCOVER") => {}
-                            ("setsockopt", "IP_TOS") => {
-                                if val.is_some_and(|v| v & 3 != 0) {
-                                    plan.skip(format!("line {}: IP_TOS with ECN bits set is not modelled", ev.line));
-                                }
-                            }
-                            ("setsockopt", "TCP_NODELAY") => {}
-                            ("setsockopt", "SO_SNDBUF") => {
-                                if written {
-                                    plan.skip(format!(
-                                        "line {}: setsockopt(SO_SNDBUF) after data was written needs \
-                                         Connection::set_sndbuf (sock_setsockopt SO_SNDBUF)",
-                                        ev.line
-                                    ));
-                                } else {
-                                    plan.so_sndbuf = val.map(|v| v.clamp(0, u32::MAX as i64) as u32);
-                                }
-                            }
-                            ("setsockopt", "SO_RCVBUF") => {
-                                if connection_started {
-                                    plan.skip(format!(
-                                        "line {}: setsockopt(SO_RCVBUF) on an open connection needs \
-                                         Connection::set_rcvbuf (sock_setsockopt SO_RCVBUF)",
-                                        ev.line
-                                    ));
-                                } else {
-                                    plan.so_rcvbuf = val.map(|v| v.clamp(0, u32::MAX as i64) as u32);
-                                }
-                            }
-                            ("setsockopt", "TCP_CONGESTION") => {
-                                if connection_started {
-                                    plan.skip(format!(
-                                        "line {}: setsockopt(TCP_CONGESTION) on an open connection needs \
-                                         Connection::set_congestion_control (tcp_set_congestion_control)",
-                                        ev.line
-                                    ));
-                                }
-                            }
-                            ("getsockopt", "SO_ERROR") => {}
-                            ("getsockopt", "SO_SNDBUF") => {}
-                            ("setsockopt", "TCP_USER_TIMEOUT") => {}
-                            _ => plan.skip(format!("line {}: unsupported socket option {name}({opt})", ev.line)),
-                        }
-                    }
-                    "shutdown" => {
-                        let how = s.args.get(1).and_then(eval_int);
-                        if how != Some(1) {
-                            plan.skip(format!("line {}: only shutdown(SHUT_WR) is modelled", ev.line));
-                        }
-                    }
-                    "socket" => {
-                        let ty = s.args.get(1).and_then(|e| e.as_word());
-                        let proto = s.args.get(2).and_then(|e| e.as_word());
-                        if ty != Some("SOCK_STREAM") || !matches!(proto, Some("IPPROTO_TCP") | None) {
-                            plan.skip(format!("line {}: only TCP stream sockets are modelled", ev.line));
-                        }
-                    }
-                    _ => {}
-                }
+                plan.syscalls[i] = Some(call);
             }
             Action::Command(_) | Action::Code(_) => {}
         }
     }
+    plan.so_sndbuf = sock.so_sndbuf;
+    plan.so_rcvbuf = sock.so_rcvbuf;
 }
 
 fn code_blocks(script: &Script, plan: &mut Plan) {

@@ -1,5 +1,6 @@
 //! Results of script runs: the in-memory [`ScriptResult`], its serde
-//! record, the text table, and [`cli_main`] for `tcplab packetdrill`.
+//! record, and the text table and JSON Lines that `tcplab packetdrill`
+//! prints.
 //!
 //! # Text output
 //!
@@ -25,17 +26,11 @@
 //! A [`ScriptRecord`] has `path`, `outcome` (`"pass"`, `"fail"`, `"skip"`),
 //! `line` and `message` for failures, `reason` for skips, `virtual_secs`,
 //! `notes` and `output`.
-//!
-//! # Exit status
-//!
-//! 0 every script passed or was skipped, 1 at least one failed, 2 usage
-//! error or no script found.
 
 use serde::Serialize;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
-use tcplab_core::config::{hz_rule, HZ_VALUES};
 
 /// How a script ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -205,91 +200,4 @@ pub fn format_json_lines(results: &[ScriptResult]) -> String {
     s.push_str(&sum);
     s.push('\n');
     s
-}
-
-/// Usage text of [`cli_main`].
-pub const USAGE: &str = "usage: tcplab packetdrill PATH... [--json] [--verbose] [--hz N] [--ignore-field NAME]...
-
-Runs packetdrill scripts (.pkt files; directories are searched recursively)
-against the tcplab TCP model in virtual time.
-
-  --json       JSON Lines: {\"type\":\"script\",\"data\":{...}} per script, then a summary
-  --verbose    notes, print() output and the event trace under each script
-  --hz N       kernel HZ of the model: 100, 250 (the default), 300 or 1000
-  --ignore-field NAME
-               diagnostic: do not compare this outbound field (tcp_psh,
-               tcp_window, ...); such results are not packetdrill-conformant
-
-Exit status: 0 all passed or skipped, 1 a script failed, 2 usage error.";
-
-/// `tcplab packetdrill PATH... [--json] [--verbose] [--hz N] [--ignore-field NAME]...`: runs the
-/// scripts, prints the table (or JSON Lines) to stdout, returns the exit
-/// status. `args` excludes the program and subcommand names.
-pub fn cli_main(args: &[String]) -> i32 {
-    let mut paths = Vec::new();
-    let mut opts = crate::RunOptions::default();
-    let mut json = false;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--json" => json = true,
-            "--verbose" | "-v" => opts.verbose = true,
-            "--ignore-field" => match it.next() {
-                Some(f) => opts.ignore_fields.push(f.clone()),
-                None => {
-                    eprintln!("error: --ignore-field needs a field name (e.g. tcp_psh)\n\n{USAGE}");
-                    return 2;
-                }
-            },
-            "--hz" => match it.next().and_then(|v| v.parse::<u32>().ok()).filter(|v| HZ_VALUES.contains(v)) {
-                Some(hz) => opts.hz = Some(hz),
-                None => {
-                    eprintln!("error: --hz: {}\n\n{USAGE}", hz_rule());
-                    return 2;
-                }
-            },
-            "--help" | "-h" => {
-                println!("{USAGE}");
-                return 0;
-            }
-            s if s.starts_with('-') => {
-                eprintln!("error: unknown flag {s}\n\n{USAGE}");
-                return 2;
-            }
-            p => paths.push(PathBuf::from(p)),
-        }
-    }
-    if paths.is_empty() {
-        eprintln!("error: no PATH given\n\n{USAGE}");
-        return 2;
-    }
-    let scripts = match crate::collect_scripts(&paths) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 2;
-        }
-    };
-    if scripts.is_empty() {
-        eprintln!(
-            "error: no .pkt scripts under {}",
-            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-        );
-        return 2;
-    }
-    let results: Vec<ScriptResult> = scripts.iter().map(|p| crate::run_script_with(p, &opts)).collect();
-    let text = if json { format_json_lines(&results) } else { format_table(&results, opts.verbose) };
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("error: writing output: {e}");
-            return 2;
-        }
-    }
-    if results.iter().any(ScriptResult::failed) {
-        1
-    } else {
-        0
-    }
 }

@@ -1,11 +1,9 @@
 //! The symbolic constants a script may write in system call arguments
 //! (`AF_INET`, `O_NONBLOCK`, `MSG_EOR`, ...) with their Linux x86-64
-//! values, and the integer value of an argument. Read by the [`plan`]
-//! (which checks arguments before the run) and the [`driver`] (which runs
-//! the calls), so neither has to reach into the other.
+//! values, and the integer value of an argument, for decoding system
+//! calls ([`syscall`]) and for the constants the driver compares with.
 //!
-//! [`plan`]: crate::plan
-//! [`driver`]: crate::driver
+//! [`syscall`]: crate::syscall
 
 use crate::ast::Expr;
 
@@ -15,6 +13,10 @@ pub const MSG_EOR: i64 = 0x80;
 pub const O_NONBLOCK: i64 = 0x800;
 /// `O_RDWR` (include/uapi/asm-generic/fcntl.h).
 pub const O_RDWR: i64 = 2;
+/// `F_GETFL` (include/uapi/asm-generic/fcntl.h).
+pub const F_GETFL: i64 = 3;
+/// `F_SETFL` (include/uapi/asm-generic/fcntl.h).
+pub const F_SETFL: i64 = 4;
 
 /// Symbolic constants a script may use in system call arguments.
 pub fn symbol(w: &str) -> Option<i64> {
@@ -40,8 +42,8 @@ pub fn symbol(w: &str) -> Option<i64> {
         "IP_PMTUDISC_WANT" => 1,
         "IP_PMTUDISC_DO" => 2,
         "IP_PMTUDISC_PROBE" => 3,
-        "F_GETFL" => 3,
-        "F_SETFL" => 4,
+        "F_GETFL" => F_GETFL,
+        "F_SETFL" => F_SETFL,
         "O_RDONLY" => 0,
         "O_WRONLY" => 1,
         "O_RDWR" => O_RDWR,

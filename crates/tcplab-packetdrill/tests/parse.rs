@@ -93,21 +93,22 @@ fn test_packets() {
     let s = parse(ALL_FORMS).unwrap();
     let syn = packet(&s.events[5]);
     assert_eq!(syn.direction, Direction::Outbound);
-    assert_eq!(syn.flags, "SEW");
+    assert_eq!(syn.flags, PacketFlags(vec![PacketFlag::Syn, PacketFlag::Ece, PacketFlag::Cwr]));
+    assert_eq!(syn.flags.to_string(), "SEW");
     assert_eq!(
         syn.options.as_deref().unwrap(),
         &[TcpOpt::Mss(1460), TcpOpt::SackOk, TcpOpt::Timestamp { val: 100, ecr: 0 }, TcpOpt::Nop, TcpOpt::Wscale(8)]
     );
     let synack = packet(&s.events[6]);
     assert_eq!(
-        (synack.direction, synack.flags.as_str(), synack.ack, synack.win),
+        (synack.direction, synack.flags.to_string().as_str(), synack.ack, synack.win),
         (Direction::Inbound, "SE.", Some(1), Some(32767))
     );
     let ect1 = packet(&s.events[10]);
     assert_eq!(ect1.ip, Some(IpCheck::Ecn(1)));
     let data = packet(&s.events[11]);
     assert_eq!(
-        (data.ip, data.flags.as_str(), data.seq, data.end_seq, data.payload),
+        (data.ip, data.flags.to_string().as_str(), data.seq, data.end_seq, data.payload),
         (Some(IpCheck::Ecn(2)), "P.", 1, 1001, 1000)
     );
     assert_eq!(data.win, None);
@@ -116,7 +117,8 @@ fn test_packets() {
     assert_eq!(sack.options.as_deref().unwrap()[2], TcpOpt::Sack(vec![(1, 2), (3, 4)]));
     assert_eq!(packet(&s.events[14]).options, None);
     assert_eq!(packet(&s.events[15]).ip, Some(IpCheck::Ecn(0)));
-    assert_eq!(packet(&s.events[16]).flags, "");
+    assert!(packet(&s.events[16]).flags.is_empty());
+    assert_eq!(packet(&s.events[16]).flags.to_string(), "-");
     assert_eq!(packet(&s.events[17]).options.as_deref().unwrap()[0], TcpOpt::Eol);
 }
 
