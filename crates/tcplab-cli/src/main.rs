@@ -18,16 +18,16 @@
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 use tcplab_lab::interrupt::{self, EXIT_INTERRUPTED};
-use tcplab_lab::{listing, runner, Error, EXIT_ERROR};
+use tcplab_lab::{listing, Error, EXIT_ERROR};
 
 mod commands;
 mod options;
 mod runs;
 mod terminal;
 
-use commands::{compare, diff, faithfulness, kernel, packetdrill, reproduce, sweep};
+use commands::{bench, compare, diff, faithfulness, kernel, packetdrill, reproduce, sweep};
 use options::ScenarioArgs;
-use terminal::{emit, interactive};
+use terminal::emit;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -65,12 +65,8 @@ enum Cmd {
     /// The kernel backend's images: build one, list them, or show how a scenario is set up in the guest.
     #[command(subcommand)]
     Kernel(kernel::KernelCmd),
-    /// Measure simulator speed: data segments delivered per wall-clock second.
-    Bench {
-        /// Print one JSON object: {"segments_per_sec", "segments", "wall_s", "sim_s", ...}.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Measure simulator speed: data segments per wall-clock and per CPU second, events, peak memory.
+    Bench(bench::BenchArgs),
     /// List the kernel presets and the knobs in which each differs from linux-current.
     Presets,
     /// List every TCP knob and module parameter a scenario may set, with defaults.
@@ -145,13 +141,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Cmd::Diff(a) => diff::run(a),
         Cmd::Faithfulness(a) => faithfulness::run(a),
         Cmd::Kernel(k) => kernel::run(k),
-        Cmd::Bench { json } => {
-            if interactive() {
-                eprintln!("tcplab: running the benchmark scenario on one thread...");
-            }
-            let b = runner::bench()?;
-            emit(&if json { b.to_json() + "\n" } else { b.to_table() })
-        }
+        Cmd::Bench(a) => bench::run(a),
         Cmd::Presets => emit(&listing::presets()),
         Cmd::Knobs => emit(&listing::knobs()),
         Cmd::Counters => emit(&listing::counters()),

@@ -103,7 +103,8 @@ pub(crate) struct RunsArgs {
 pub(crate) struct MetricArgs {
     /// What to measure per run (repeatable, or comma-separated): goodput (default),
     /// goodput.FLOW, goodput_last[.FLOW], jain, rpc.p50, rpc.p99, rpc.p99.9,
-    /// rpc.FLOW.p99, or any counter by nstat name (TcpRetransSegs[.FLOW]).
+    /// rpc.FLOW.p99, fct.p50, fct.p99, fct.p99.9, fct.FLOW.p99, reordering[.FLOW],
+    /// hystart_exit_cwnd, or any counter by nstat name (TcpRetransSegs[.FLOW]).
     #[arg(long, value_name = "M")]
     pub(crate) metric: Vec<String>,
 }

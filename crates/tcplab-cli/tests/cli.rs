@@ -279,10 +279,16 @@ fn test_bench_json_keys() {
     let out = stdout(&o);
     assert_eq!(out.trim_end().lines().count(), 1, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    for k in ["segments_per_sec", "segments", "wall_s", "sim_s"] {
-        assert!(v.get(k).is_some(), "missing {k}: {v}");
+    let row = &v["rows"][0];
+    for k in ["segments_per_sec", "segments", "wall_s", "sim_s", "cpu_s", "segments_per_cpu_sec", "peak_rss_mb"] {
+        assert!(row.get(k).is_some(), "missing {k}: {v}");
     }
-    assert_eq!(v["sim_s"], 20.0);
+    assert_eq!(row["sim_s"], 20.0);
+    assert_eq!(row["connections"], 1);
+    // --plot is for the suite's series.
+    let o = tcplab(&["bench", "--plot", "/tmp/tcplab-bench-plot-not-made"]);
+    assert_error(&o, &["--plot", "add --suite"]);
+    assert!(!Path::new("/tmp/tcplab-bench-plot-not-made").exists());
 }
 
 // ---------------------------------------------------------------------------
@@ -383,7 +389,8 @@ fn test_bench_delivers_a_gigabit() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     // 1 Gbit/s for 20 s is ~1.7 M full-sized segments; ask for most of it.
-    let segments = v["segments"].as_u64().unwrap();
+    let row = &v["rows"][0];
+    let segments = row["segments"].as_u64().unwrap();
     assert!(segments > 1_400_000, "{v}");
-    assert!(v["segments_per_sec"].as_f64().unwrap() > 0.0);
+    assert!(row["segments_per_sec"].as_f64().unwrap() > 0.0);
 }

@@ -19,6 +19,7 @@
 
 pub mod backend;
 pub mod batch;
+pub mod bench;
 pub mod compare;
 pub mod diff;
 pub mod error;

@@ -78,6 +78,8 @@ pub enum Chart {
     Strip { title: String, y_desc: String, arms: Vec<ArmValues>, decimals: Option<usize> },
     /// CDFs over a log x axis (values > 0).
     Cdf { title: String, x_desc: String, series: Vec<Series> },
+    /// Lines over a log x axis (x > 0), y from 0.
+    LogX { title: String, x_desc: String, y_desc: String, series: Vec<Series> },
 }
 
 type Draw = std::result::Result<(), String>;
@@ -92,7 +94,8 @@ impl Chart {
             Chart::FlowState { title, .. }
             | Chart::Lines { title, .. }
             | Chart::Strip { title, .. }
-            | Chart::Cdf { title, .. } => title,
+            | Chart::Cdf { title, .. }
+            | Chart::LogX { title, .. } => title,
         }
     }
 
@@ -102,7 +105,14 @@ impl Chart {
             Chart::FlowState { title, rows } => draw_flow_state(root, title, rows),
             Chart::Lines { title, x_desc, y_desc, series } => draw_lines(root, title, x_desc, y_desc, series),
             Chart::Strip { title, y_desc, arms, decimals } => draw_strip(root, title, y_desc, arms, *decimals),
-            Chart::Cdf { title, x_desc, series } => draw_cdf(root, title, x_desc, series),
+            Chart::Cdf { title, x_desc, series } => {
+                draw_log_x(root, title, x_desc, "fraction of RPCs ≤ x", 1.0, SeriesLabelPosition::LowerRight, series)
+            }
+            Chart::LogX { title, x_desc, y_desc, series } => {
+                let (_, _, _, y1) = bounds(series);
+                let y1 = if y1.is_finite() && y1 > 0.0 { y1 * 1.08 } else { 1.0 };
+                draw_log_x(root, title, x_desc, y_desc, y1, SeriesLabelPosition::UpperRight, series)
+            }
         }?;
         root.present().map_err(err)
     }
@@ -351,7 +361,17 @@ fn draw_lines<DB: DrawingBackend>(
     legend(&mut chart)
 }
 
-fn draw_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, x_desc: &str, series: &[Series]) -> Draw {
+/// Lines over a log x axis (points with x > 0) and a linear y axis from 0
+/// to `y1`: CDFs, and costs over orders of magnitude.
+fn draw_log_x<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    y1: f64,
+    legend_at: SeriesLabelPosition,
+    series: &[Series],
+) -> Draw {
     let positive: Vec<Series> = series
         .iter()
         .map(|s| Series { name: s.name.clone(), points: s.points.iter().copied().filter(|p| p.0 > 0.0).collect() })
@@ -369,7 +389,7 @@ fn draw_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, x_de
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(65)
-        .build_cartesian_2d((x0..x1).log_scale(), 0.0..1.0)
+        .build_cartesian_2d((x0..x1).log_scale(), 0.0..y1)
         .map_err(err)?;
     // plotters labels a log axis that spans less than a decade sparsely:
     // draw 1-2-5 ticks (or 1..9 when those are too few) by hand.
@@ -379,7 +399,7 @@ fn draw_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, x_de
         .x_labels(0)
         .x_label_formatter(&|_| String::new())
         .x_desc(x_desc)
-        .y_desc("fraction of RPCs ≤ x")
+        .y_desc(y_desc)
         .axis_desc_style((FONT, 16))
         .label_style((FONT, 14))
         .light_line_style(RGBColor(235, 235, 235))
@@ -388,7 +408,7 @@ fn draw_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, x_de
     let label_style = TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
     for t in log_ticks(x0, x1) {
         chart
-            .draw_series(std::iter::once(PathElement::new(vec![(t, 0.0), (t, 1.0)], RGBColor(215, 215, 215))))
+            .draw_series(std::iter::once(PathElement::new(vec![(t, 0.0), (t, y1)], RGBColor(215, 215, 215))))
             .map_err(err)?;
         let (px, py) = chart.backend_coord(&(t, 0.0));
         root.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK)).map_err(err)?;
@@ -404,7 +424,7 @@ fn draw_cdf<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, x_de
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(legend_at)
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(160, 160, 160))
         .label_font((FONT, 15))

@@ -58,7 +58,7 @@
 //! `fairness.jain_index` is Jain's index (Σx)²/(n·Σx²) of those rates over
 //! all flows.
 
-use crate::runner::{BenchReport, Outcome};
+use crate::runner::Outcome;
 use crate::schema::Scenario;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -407,19 +407,6 @@ impl RunReport {
             table(&mut s, &["counter (non-zero, all flows)", "value"], &nonzero);
         }
         s
-    }
-}
-
-impl BenchReport {
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()))
-    }
-
-    pub fn to_table(&self) -> String {
-        format!(
-            "segments/s  {:.0}\nsegments    {}\nwall        {:.3} s\nsimulated   {:.3} s\nevents/s    {:.0}\n(segments: {})\n",
-            self.segments_per_sec, self.segments, self.wall_s, self.sim_s, self.events_per_sec, self.segments_basis
-        )
     }
 }
 

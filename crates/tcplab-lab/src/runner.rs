@@ -249,49 +249,8 @@ impl TraceSink {
     }
 }
 
-/// Result of `tcplab bench`.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct BenchReport {
-    /// Data segments delivered per wall-clock second.
-    pub segments_per_sec: f64,
-    /// Data segments delivered: the simulator's `data_segments` count
-    /// (payload-carrying segments that reached the receiving host's TCP,
-    /// retransmissions included).
-    pub segments: u64,
-    pub wall_s: f64,
-    pub sim_s: f64,
-    pub events: u64,
-    pub events_per_sec: f64,
-    /// How `segments` is counted.
-    pub segments_basis: &'static str,
-}
-
 /// A configuration the simulator rejected although the lab's validation
 /// accepted it: a gap in the lab's checks, reported as such.
 pub(crate) fn validated_config_rejected(e: tcplab_sim::ConfigError) -> Error {
     Error::msg(format!("{e} (the scenario passed validation; please report this)"))
-}
-
-/// The benchmark's call into the simulator.
-fn simulate(cfg: &SimConfig) -> Result<RunResult> {
-    tcplab_sim::run(cfg).map_err(validated_config_rejected)
-}
-
-/// Runs `tcplab_sim::bench_config()` on this thread and measures it.
-pub fn bench() -> Result<BenchReport> {
-    let cfg = tcplab_sim::bench_config();
-    let started = std::time::Instant::now();
-    let result = simulate(&cfg)?;
-    let wall = started.elapsed().as_secs_f64();
-    let segments = result.data_segments;
-    let per = |n: f64| if wall > 0.0 { n / wall } else { 0.0 };
-    Ok(BenchReport {
-        segments_per_sec: per(segments as f64),
-        segments,
-        wall_s: wall,
-        sim_s: result.sim_time.as_secs_f64(),
-        events: result.events,
-        events_per_sec: per(result.events as f64),
-        segments_basis: "simulator data_segments: payload segments that reached the receiving host",
-    })
 }

@@ -1,0 +1,52 @@
+//! `tcplab bench`: the simulator's speed, on one scenario or the suite.
+
+use crate::options::prepare_outputs;
+use crate::terminal::{emit, interactive};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tcplab_lab::bench;
+use tcplab_lab::outputs::Outputs;
+use tcplab_lab::plot;
+use tcplab_lab::Error;
+
+#[derive(Args, Debug)]
+pub(crate) struct BenchArgs {
+    /// Run the suite: the dumbbell, a 128-host leaf-spine incast, 100,000 connections, and the cost per
+    /// segment and per connection from 1 to 100,000 connections (about a minute of CPU).
+    #[arg(long)]
+    suite: bool,
+    /// With --suite: write the cost-vs-connections plots (PNG and SVG) to DIR. DIR is created.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Print one JSON object: {"rows": [{"name", "connections", "events", "segments", "wall_s", "cpu_s",
+    /// "segments_per_cpu_sec", "peak_rss_mb", ...}], "segments_basis"}.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(a: BenchArgs) -> Result<ExitCode, Error> {
+    if a.plot.is_some() && !a.suite {
+        return Err(bench::plot_needs_suite());
+    }
+    let mut out = Outputs::new();
+    let plot_dir = prepare_outputs(&mut out, a.plot.as_deref(), None)?;
+    let report = if a.suite {
+        bench::suite(|i, n, name| {
+            if interactive() {
+                eprintln!("tcplab: bench {}/{n}: {name}...", i + 1);
+            }
+        })?
+    } else {
+        if interactive() {
+            eprintln!("tcplab: running the benchmark scenario on one thread...");
+        }
+        bench::bench()?
+    };
+    if let Some(dir) = plot_dir {
+        let n = plot::write_all(&mut out, &dir, &report.charts())?;
+        eprintln!("tcplab: wrote {n} plot(s) (PNG and SVG) to {}", dir.display());
+    }
+    out.commit();
+    emit(&if a.json { report.to_json() + "\n" } else { report.to_table() })
+}
