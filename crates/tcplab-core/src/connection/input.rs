@@ -4,7 +4,7 @@
 
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, SACKED_ACKED, SACKED_RETRANS};
 use super::{Connection, Rexmit};
-use crate::cc::{ca_ack, AckSample, CongestionOps};
+use crate::cc::{ca_ack, AckSample};
 use crate::config::{AckEra, AckedCount};
 use crate::counters::Mib;
 use crate::flag::*;
@@ -124,8 +124,7 @@ impl Connection {
         if ece {
             ack_ev |= ca_ack::ECE;
         }
-        self.sync_ca_ctx();
-        self.cc.in_ack_event(&mut self.tp, ack_ev);
+        self.ca_ops().in_ack_event(ack_ev);
 
         if prior_packets == 0 {
             // no_queue: nothing was outstanding.
@@ -695,9 +694,8 @@ impl Connection {
             }
         }
 
-        self.sync_ca_ctx();
         let sample = AckSample { pkts_acked, rtt_us: rs_rtt_us, in_flight: self.packets_in_flight() };
-        self.cc.pkts_acked(&mut self.tp, &sample);
+        self.ca_ops().pkts_acked(&sample);
 
         // FASTRETRANS_DEBUG (1 by default): with nothing left in flight a
         // SACK connection zeroes counters that leaked, e.g. a retransmission

@@ -27,10 +27,13 @@
 //!   reduction, undo, RTO recovery (`tcp_enter_loss`).
 //! - `output`: what to send next (`tcp_write_xmit`,
 //!   `tcp_xmit_retransmit_queue`, ACKs) and segment building.
+//! - `ca`: the only way to the congestion control (`ca_ops`), which
+//!   refreshes the connection state `CaCtx` copies before each hook.
 //! - `receiver`: the receive half (delayed ACK, out-of-order queue, SACK
 //!   generation).
 //! - `rtx_queue`, `timer`: data structures.
 
+mod ca;
 mod era_v3;
 mod input;
 mod output;
@@ -41,7 +44,7 @@ mod rtx_queue;
 mod skb;
 mod timer;
 
-use crate::cc::{AnyCc, CaCtx, CaEvent, CaState, CongestionOps, TCP_INFINITE_SSTHRESH};
+use crate::cc::{CaCtx, CaEvent, CaState, TCP_INFINITE_SSTHRESH};
 use crate::config::TcpConfig;
 use crate::counters::{Counters, Mib};
 use crate::metrics::TcpMetrics;
@@ -193,8 +196,13 @@ pub struct Connection {
     sk_sndbuf: u32,
 
     // ---- congestion control ----
+    /// `struct tcp_sock`'s cwnd fields, `delivered`, the clock and the MIB:
+    /// the real storage of what congestion control may read or write. Its
+    /// copies of connection state (`snd_una`, `packets_out`, `srtt_us`, …)
+    /// are current only inside a hook: read their owners instead.
     tp: CaCtx,
-    cc: AnyCc,
+    /// Reached only through [`ca_ops`](Connection::ca_ops) (ca.rs).
+    cc: ca::CongestionControl,
 
     // ---- loss recovery (tcp_sock) ----
     rtx: RtxQueue,
@@ -305,15 +313,15 @@ pub struct Connection {
 
 impl Connection {
     fn new(cfg: &TcpConfig, local_port: u16, remote_port: u16, iss: SeqNum, state: TcpState) -> Connection {
-        let mut tp = CaCtx {
+        let tp = CaCtx {
             snd_cwnd: cfg.initcwnd.max(1),
             hz: cfg.hz,
             mss_cache: cfg.advmss().saturating_sub(if cfg.tcp_timestamps { 12 } else { 0 }).max(1),
+            snd_una: iss,
+            snd_nxt: iss,
             ..CaCtx::default()
         };
-        tp.snd_una = iss;
-        tp.snd_nxt = iss;
-        let cc = AnyCc::new(&cfg.congestion_control);
+        let cc = ca::CongestionControl::new(&cfg.congestion_control);
         Connection {
             cfg: cfg.clone(),
             state,
@@ -918,8 +926,7 @@ impl Connection {
         let out = self.rcv.on_segment(now, seg, &env, &mut self.tp.mib);
         if let Some(ce) = out.ce {
             if self.cc.needs_ecn() {
-                self.sync_ca_ctx();
-                self.cc.cwnd_event(&mut self.tp, if ce { CaEvent::EcnIsCe } else { CaEvent::EcnNoCe });
+                self.ca_ops().cwnd_event(if ce { CaEvent::EcnIsCe } else { CaEvent::EcnNoCe });
                 self.dctcp_ce_state(ce);
             }
         }
@@ -1010,31 +1017,12 @@ impl Connection {
         self.init_metrics();
         self.snd_cwnd_stamp = self.tp.jiffies;
         self.tp.ecn_ok = self.ecn.ok;
-        self.sync_ca_ctx();
-        self.cc.init(&mut self.tp);
+        self.ca_ops().init();
         self.update_pacing_rate();
         self.sndbuf_expand();
         if self.packets_out == 0 {
             self.timers.stop(Timer::Retrans);
         }
-    }
-
-    /// Refreshes the read-only snapshot fields of [`CaCtx`] before a hook.
-    fn sync_ca_ctx(&mut self) {
-        let t = &mut self.tp;
-        t.packets_in_flight = (self.packets_out + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out);
-        t.packets_out = self.packets_out;
-        t.snd_una = self.snd_una;
-        t.snd_nxt = self.snd_nxt;
-        t.srtt_us = self.rtt.srtt_us();
-        t.rcv_mss = self.rcv.rcv_mss();
-    }
-
-    /// `tcp_set_ca_state`: tell the congestion control, then switch.
-    fn set_ca_state(&mut self, s: CaState) {
-        self.sync_ca_ctx();
-        self.cc.set_state(&mut self.tp, s);
-        self.tp.ca_state = s;
     }
 
     /// `tcp_update_pacing_rate` (tcp_input.c): 200 % of cwnd·mss/srtt in

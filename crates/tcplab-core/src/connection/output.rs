@@ -16,7 +16,7 @@ use super::skb::{TCP_CHRONO_BUSY, TCP_CHRONO_RWND_LIMITED, TCP_CHRONO_SNDBUF_LIM
 use super::skb::{TCP_NAGLE_CORK, TCP_NAGLE_OFF, TCP_NAGLE_PUSH};
 use super::timer::Timer;
 use super::{Connection, Rexmit, TcpState};
-use crate::cc::{CaEvent, CaState, CongestionOps};
+use crate::cc::{CaEvent, CaState};
 use crate::counters::Mib;
 use crate::time::Instant;
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum, TcpFlags, TcpOptions};
@@ -304,8 +304,7 @@ impl Connection {
     /// control's clock (`CA_EVENT_TX_START`); `lsndtime`.
     fn event_data_sent(&mut self) {
         if self.packets_in_flight() == 0 {
-            self.sync_ca_ctx();
-            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+            self.ca_ops().cwnd_event(CaEvent::TxStart);
         }
         self.tp.lsndtime = self.tp.jiffies;
     }
@@ -1013,8 +1012,7 @@ impl Connection {
         if delta <= rto || rto <= 0 {
             return;
         }
-        self.sync_ca_ctx();
-        self.cc.cwnd_event(&mut self.tp, CaEvent::CwndRestart);
+        self.ca_ops().cwnd_event(CaEvent::CwndRestart);
         let restart = self.cfg.initcwnd.min(self.tp.snd_cwnd);
         self.tp.snd_ssthresh = self.tp.snd_ssthresh.max((self.tp.snd_cwnd >> 1) + (self.tp.snd_cwnd >> 2));
         let mut cwnd = self.tp.snd_cwnd;

@@ -7,7 +7,7 @@
 use super::rtx_queue::{EVER_RETRANS, LOST, SACKED_ACKED, SACKED_RETRANS};
 use super::timer::Timer;
 use super::{Connection, Rexmit, TcpState};
-use crate::cc::{CaEvent, CaState, CongestionOps, InFlightLimit, TCP_INFINITE_SSTHRESH};
+use crate::cc::{CaEvent, CaState, InFlightLimit, TCP_INFINITE_SSTHRESH};
 use crate::config::{AckEra, CwndGrowthRule, CwndLimitedRule};
 use crate::counters::Mib;
 use crate::flag::*;
@@ -318,8 +318,7 @@ impl Connection {
         self.tp.prior_cwnd = self.tp.snd_cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
-        self.sync_ca_ctx();
-        self.tp.snd_ssthresh = self.cc.ssthresh(&mut self.tp);
+        self.tp.snd_ssthresh = self.ca_ops().ssthresh();
         // tcp_ecn_queue_cwr
         if self.ecn.ok {
             self.ecn.queue_cwr = true;
@@ -335,8 +334,7 @@ impl Connection {
             self.tp.snd_cwnd = self.tp.snd_ssthresh;
             self.snd_cwnd_stamp = self.tp.jiffies;
         }
-        self.sync_ca_ctx();
-        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+        self.ca_ops().cwnd_event(CaEvent::CompleteCwr);
     }
 
     /// `tcp_enter_cwr`: ECN (or local) congestion; one reduction per window.
@@ -430,8 +428,7 @@ impl Connection {
             self.lost_hint = None;
         }
         if self.prior_ssthresh != 0 {
-            self.sync_ca_ctx();
-            self.tp.snd_cwnd = self.cc.undo_cwnd(&mut self.tp).max(1);
+            self.tp.snd_cwnd = self.ca_ops().undo_cwnd().max(1);
             if self.prior_ssthresh > self.tp.snd_ssthresh {
                 self.tp.snd_ssthresh = self.prior_ssthresh;
                 // tcp_ecn_withdraw_cwr
@@ -570,16 +567,13 @@ impl Connection {
     /// `tcp_cong_avoid`: the algorithm's `cong_avoid`, with the era's
     /// cwnd-limited test in force.
     pub(super) fn cong_avoid(&mut self, ack: SeqNum, acked: u32) {
-        self.sync_ca_ctx();
-        if self.cfg.cwnd_limited_rule == CwndLimitedRule::InFlight {
-            self.tp.in_flight_limit = Some(InFlightLimit {
-                prior_in_flight: self.prior_in_flight,
-                max_burst: self.reordering,
-                tso_win_divisor: self.cfg.tcp_tso_win_divisor,
-            });
-        }
-        self.cc.cong_avoid(&mut self.tp, ack, acked);
-        self.tp.in_flight_limit = None;
+        let in_flight_limit = InFlightLimit {
+            prior_in_flight: self.prior_in_flight,
+            max_burst: self.reordering,
+            tso_win_divisor: self.cfg.tcp_tso_win_divisor,
+        };
+        let in_flight_limit = (self.cfg.cwnd_limited_rule == CwndLimitedRule::InFlight).then_some(in_flight_limit);
+        self.ca_ops().cong_avoid(ack, acked, in_flight_limit);
         self.snd_cwnd_stamp = self.tp.jiffies;
     }
 
@@ -698,9 +692,8 @@ impl Connection {
         {
             self.prior_ssthresh = self.current_ssthresh();
             self.tp.prior_cwnd = self.tp.snd_cwnd;
-            self.sync_ca_ctx();
-            self.tp.snd_ssthresh = self.cc.ssthresh(&mut self.tp);
-            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+            self.tp.snd_ssthresh = self.ca_ops().ssthresh();
+            self.ca_ops().cwnd_event(CaEvent::Loss);
             self.init_undo();
         }
         // ≥ 4.18 counts what is still in flight; earlier kernels set 1.
