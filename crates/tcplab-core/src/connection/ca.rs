@@ -95,10 +95,9 @@ impl Connection {
     /// [`CaCtx`] that copy connection state, then hands out the algorithm
     /// together with that view for one hook call.
     pub(super) fn ca_ops(&mut self) -> CaOps<'_> {
-        let in_flight = self.packets_in_flight();
         let t = &mut self.tp;
-        t.packets_in_flight = in_flight;
-        t.packets_out = self.packets_out;
+        t.packets_in_flight = self.scoreboard.in_flight();
+        t.packets_out = self.scoreboard.packets_out;
         t.snd_una = self.snd_una;
         t.snd_nxt = self.snd_nxt;
         t.srtt_us = self.rtt.srtt_us();

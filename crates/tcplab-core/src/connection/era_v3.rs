@@ -13,12 +13,12 @@ impl Connection {
     /// highest SACKed one (`tcp_fackets_out` is sacked_out + 1 for Reno).
     pub(super) fn fackets_out(&self) -> u32 {
         if !self.sack_ok {
-            return self.sacked_out + 1;
+            return self.scoreboard.sacked_out + 1;
         }
-        if self.sacked_out == 0 {
+        if self.scoreboard.sacked_out == 0 {
             return 0;
         }
-        self.rtx.index_after(self.highest_sack_end - 1) as u32 + 1
+        self.rtx.index_after(self.scoreboard.highest_sack_end - 1) as u32 + 1
     }
 
     /// `tcp_update_reordering` (≤ 4.14): raise `reordering` to `metric`
@@ -49,16 +49,16 @@ impl Connection {
     /// is SACKed. (Early retransmit and the thin-stream rule are not
     /// modelled.)
     pub(super) fn time_to_recover_v3(&self) -> bool {
-        if self.lost_out > 0 {
+        if self.scoreboard.lost_out > 0 {
             return true;
         }
-        let heuristic = if self.fack { self.fackets_out() } else { self.sacked_out + 1 };
+        let heuristic = if self.fack { self.fackets_out() } else { self.scoreboard.sacked_out + 1 };
         if heuristic > self.reordering {
             return true;
         }
-        let packets_out = self.packets_out;
+        let packets_out = self.scoreboard.packets_out;
         packets_out <= self.reordering
-            && self.sacked_out >= (packets_out / 2).max(self.cfg.tcp_reordering)
+            && self.scoreboard.sacked_out >= (packets_out / 2).max(self.cfg.tcp_reordering)
             && self.unsent_bytes() == 0
     }
 
@@ -68,7 +68,7 @@ impl Connection {
     pub(super) fn update_scoreboard_v3(&mut self, fast_rexmit: bool) {
         if !self.sack_ok {
             if self.rtx.head().is_some_and(|h| !h.is(LOST)) {
-                self.mark_skb_lost(0);
+                self.scoreboard.mark_skb_lost(&mut self.rtx, 0, &mut self.tp.mib);
             }
             return;
         }
@@ -85,7 +85,7 @@ impl Connection {
                 break;
             }
             if !skb.is(LOST | SACKED_ACKED) {
-                self.mark_skb_lost(idx);
+                self.scoreboard.mark_skb_lost(&mut self.rtx, idx, &mut self.tp.mib);
             }
         }
     }
@@ -94,7 +94,7 @@ impl Connection {
     /// retransmissions were unnecessary (timestamps); else report whether
     /// more must be marked lost (`failed`).
     pub(super) fn try_undo_partial_v3(&mut self, acked: u32) -> bool {
-        let fackets = if self.sack_ok { self.fackets_out() } else { self.sacked_out + 1 };
+        let fackets = if self.sack_ok { self.fackets_out() } else { self.scoreboard.sacked_out + 1 };
         let mut failed = !self.sack_ok || fackets > self.reordering;
         if self.may_undo() {
             if !self.any_retrans_done() {

@@ -41,6 +41,7 @@ mod rack;
 mod receiver;
 mod recovery;
 mod rtx_queue;
+mod scoreboard;
 mod skb;
 mod timer;
 
@@ -54,6 +55,7 @@ use crate::time::{Duration, Instant};
 use rack::Rack;
 use receiver::Receiver;
 use rtx_queue::RtxQueue;
+use scoreboard::Scoreboard;
 use tcplab_wire::{SegmentRepr, SeqNum, TcpFlags};
 use timer::{Timer, TimerTable};
 
@@ -206,13 +208,9 @@ pub struct Connection {
 
     // ---- loss recovery (tcp_sock) ----
     rtx: RtxQueue,
-    packets_out: u32,
-    sacked_out: u32,
-    lost_out: u32,
-    retrans_out: u32,
+    /// What the retransmit queue's `TCPCB_*` bits add up to (scoreboard.rs).
+    scoreboard: Scoreboard,
     total_retrans: u32,
-    /// `tp->lost`: packets ever marked lost.
-    lost: u32,
     reordering: u32,
     reord_seen: u32,
     high_seq: SeqNum,
@@ -224,12 +222,6 @@ pub struct Connection {
     retrans_stamp: u32,
     prr_delivered: u32,
     prr_out: u32,
-    /// End of the highest SACKed segment (`tcp_highest_sack_seq`).
-    highest_sack_end: SeqNum,
-    /// `lost_skb_hint` (as a sequence number) and `lost_cnt_hint`.
-    lost_hint: Option<(SeqNum, u32)>,
-    /// Nothing below this may need retransmission (`retransmit_skb_hint`).
-    retransmit_hint: SeqNum,
     frto: bool,
     rexmit: Rexmit,
     /// The RTO handler retransmits the head outside tcp_xmit_retransmit_queue.
@@ -346,12 +338,8 @@ impl Connection {
             tp,
             cc,
             rtx: RtxQueue::with_capacity(64),
-            packets_out: 0,
-            sacked_out: 0,
-            lost_out: 0,
-            retrans_out: 0,
+            scoreboard: Scoreboard::new(iss),
             total_retrans: 0,
-            lost: 0,
             reordering: cfg.tcp_reordering.max(1),
             reord_seen: 0,
             high_seq: iss,
@@ -361,9 +349,6 @@ impl Connection {
             retrans_stamp: 0,
             prr_delivered: 0,
             prr_out: 0,
-            highest_sack_end: iss,
-            lost_hint: None,
-            retransmit_hint: iss,
             frto: false,
             rexmit: Rexmit::None,
             rto_head_pending: false,
@@ -472,7 +457,7 @@ impl Connection {
     }
     /// `tcp_packets_in_flight()`: packets_out − (sacked_out + lost_out) + retrans_out.
     pub fn packets_in_flight(&self) -> u32 {
-        (self.packets_out + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+        self.scoreboard.in_flight()
     }
 
     /// `tcp_get_info()` as of the last input.
@@ -494,10 +479,10 @@ impl Connection {
             rttvar_us: self.rtt.mdev_us() >> 2,
             min_rtt_us: self.min_rtt.get(),
             reordering: self.reordering,
-            unacked: self.packets_out,
-            sacked: self.sacked_out,
-            lost: self.lost_out,
-            retrans: self.retrans_out,
+            unacked: self.scoreboard.packets_out,
+            sacked: self.scoreboard.sacked_out,
+            lost: self.scoreboard.lost_out,
+            retrans: self.scoreboard.retrans_out,
             total_retrans: self.total_retrans,
             delivered: self.tp.delivered,
             delivered_ce: self.tp.delivered_ce,
@@ -1020,7 +1005,7 @@ impl Connection {
         self.ca_ops().init();
         self.update_pacing_rate();
         self.sndbuf_expand();
-        if self.packets_out == 0 {
+        if self.scoreboard.packets_out == 0 {
             self.timers.stop(Timer::Retrans);
         }
     }
@@ -1033,7 +1018,7 @@ impl Connection {
         } else {
             self.cfg.tcp_pacing_ca_ratio
         };
-        let pkts = self.tp.snd_cwnd.max(self.packets_out);
+        let pkts = self.tp.snd_cwnd.max(self.scoreboard.packets_out);
         self.tp.pacing_rate = pacing_rate(self.tp.mss_cache, ratio, pkts, self.rtt.srtt_us());
     }
 

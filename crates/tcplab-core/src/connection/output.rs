@@ -122,7 +122,7 @@ impl Connection {
                 return Some(s);
             }
         }
-        if self.rto_head_pending || self.lost_out > self.retrans_out {
+        if self.rto_head_pending || self.scoreboard.lost_out > self.scoreboard.retrans_out {
             if let Some(s) = self.retransmit(now) {
                 return Some(s);
             }
@@ -287,7 +287,7 @@ impl Connection {
             self.rtx.push(skb);
             // Sent here, not through the emission queue.
             self.sq.emit_next = self.rtx.next_id();
-            self.packets_out = 1;
+            self.scoreboard.packets_out = 1;
             self.snd_nxt = self.iss + 1;
             self.tp.mib.inc(Mib::TcpOutSegs);
             let rto = self.rto_now();
@@ -327,16 +327,16 @@ impl Connection {
                 return Some(self.retransmit_skb(now, 0, None, 1));
             }
         }
-        if self.lost_out <= self.retrans_out || self.packets_in_flight() >= self.tp.snd_cwnd {
+        if self.scoreboard.lost_out <= self.scoreboard.retrans_out || self.packets_in_flight() >= self.tp.snd_cwnd {
             return None;
         }
-        let mut idx = self.rtx.index_after(self.retransmit_hint);
+        let mut idx = self.rtx.index_after(self.scoreboard.retransmit_hint);
         let mut hole_seen = false;
         while let Some(skb) = self.rtx.get(idx) {
             if !hole_seen {
-                self.retransmit_hint = skb.seq;
+                self.scoreboard.retransmit_hint = skb.seq;
             }
-            if self.retrans_out >= self.lost_out {
+            if self.scoreboard.retrans_out >= self.scoreboard.lost_out {
                 return None;
             }
             if !skb.is(LOST) {
@@ -410,7 +410,7 @@ impl Connection {
     /// `tcp_send_loss_probe`: new data if the peer's window allows
     /// (regardless of cwnd), else the last segment again.
     fn send_loss_probe(&mut self, now: Instant) -> Option<SegmentRepr> {
-        if self.tlp_high_seq.is_some() || self.packets_out == 0 {
+        if self.tlp_high_seq.is_some() || self.scoreboard.packets_out == 0 {
             self.rearm_rto(now);
             return None;
         }
@@ -420,9 +420,9 @@ impl Connection {
             return None;
         }
         if !self.sq.wq.is_empty() && self.snd_wnd_test(0) {
-            let prior = self.packets_out;
+            let prior = self.scoreboard.packets_out;
             self.write_xmit(now, 2, TCP_NAGLE_OFF);
-            if self.packets_out > prior {
+            if self.scoreboard.packets_out > prior {
                 self.loss_probe_sent(now, false);
                 return self.emit_unit(now);
             }
@@ -479,7 +479,7 @@ impl Connection {
         if let Some(skb) = self.rtx.get_mut(idx) {
             skb.sacked |= SACKED_RETRANS;
         }
-        self.retrans_out += 1;
+        self.scoreboard.retrans_out += 1;
         if self.retrans_stamp == 0 {
             self.retrans_stamp = self.ts_now();
         }
@@ -590,7 +590,7 @@ impl Connection {
                 // One loss probe per tail loss episode.
                 self.schedule_loss_probe(false);
             }
-        } else if self.packets_out == 0 && !self.sq.wq.is_empty() && !self.timers.is_set(Timer::Probe0) {
+        } else if self.scoreboard.packets_out == 0 && !self.sq.wq.is_empty() && !self.timers.is_set(Timer::Probe0) {
             // tcp_check_probe_timer: nothing in flight and data waiting.
             let when = self.rtt.rto_backed_off(self.icsk_backoff);
             self.timers.set_xmit(Timer::Probe0, now + when);
@@ -626,7 +626,7 @@ impl Connection {
         partial
             && (nonagle & TCP_NAGLE_CORK != 0
                 || (nonagle == 0
-                    && self.packets_out > 0
+                    && self.scoreboard.packets_out > 0
                     && self.snd_sml.after(self.snd_una)
                     && !self.snd_sml.after(self.snd_nxt)))
     }
@@ -743,7 +743,7 @@ impl Connection {
         let seq = self.snd_nxt;
         let pcount = take.div_ceil(mss).max(1);
         self.event_data_sent();
-        let prior_packets = self.packets_out;
+        let prior_packets = self.scoreboard.packets_out;
         let mut s = seq;
         let mut left = take;
         for i in 0..pcount {
@@ -764,7 +764,7 @@ impl Connection {
             s = end;
         }
         self.snd_nxt = s;
-        self.packets_out += pcount;
+        self.scoreboard.packets_out += pcount;
         // tcp_minshall_update
         if take < pcount * mss {
             self.snd_sml = s;
@@ -809,7 +809,7 @@ impl Connection {
             && self.icsk_retransmits > 0
             && self.retrans_stamp != 0
             && self.state.synchronized()
-            && self.packets_out > 0
+            && self.scoreboard.packets_out > 0
             && (self.ts_now().wrapping_sub(self.retrans_stamp) as i32) >= self.user_timeout_ms as i32
     }
 
@@ -846,7 +846,7 @@ impl Connection {
     /// after `TCP_USER_TIMEOUT` of unanswered probes, else probes.
     //= linux:v6.18:net/ipv4/tcp_timer.c#tcp_probe_timer
     pub(super) fn probe_timer(&mut self, now: Instant) {
-        if self.packets_out > 0 || self.sq.write_queue_empty() {
+        if self.scoreboard.packets_out > 0 || self.sq.write_queue_empty() {
             self.probes_out = 0;
             self.probes_tstamp = None;
             return;
@@ -876,7 +876,7 @@ impl Connection {
     /// locally; never after the user timeout.
     fn send_probe0(&mut self, now: Instant) {
         let local_failure = !self.write_wakeup(now);
-        if self.packets_out > 0 || self.sq.write_queue_empty() {
+        if self.scoreboard.packets_out > 0 || self.sq.write_queue_empty() {
             self.probes_out = 0;
             self.icsk_backoff = 0;
             self.probes_tstamp = None;
@@ -939,17 +939,17 @@ impl Connection {
     fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
         if !self.snd_una.before(self.cwnd_usage_seq)
             || is_cwnd_limited
-            || (!self.tp.is_cwnd_limited && self.packets_out > self.tp.max_packets_out)
+            || (!self.tp.is_cwnd_limited && self.scoreboard.packets_out > self.tp.max_packets_out)
         {
             self.tp.is_cwnd_limited = is_cwnd_limited;
-            self.tp.max_packets_out = self.packets_out;
+            self.tp.max_packets_out = self.scoreboard.packets_out;
             self.cwnd_usage_seq = self.snd_nxt;
         }
         if self.tp.is_cwnd_limited() {
             self.snd_cwnd_used = 0;
             self.snd_cwnd_stamp = self.tp.jiffies;
         } else {
-            self.snd_cwnd_used = self.snd_cwnd_used.max(self.packets_out);
+            self.snd_cwnd_used = self.snd_cwnd_used.max(self.scoreboard.packets_out);
             let idle = self.tp.jiffies.wrapping_sub(self.snd_cwnd_stamp) as i32;
             if self.cfg.tcp_slow_start_after_idle && idle >= self.rtt.rto_jiffies() as i32 {
                 self.cwnd_application_limited();
@@ -1004,7 +1004,7 @@ impl Connection {
     /// application queues data: after more than an RTO of silence the
     /// window restarts (`tcp_cwnd_restart`).
     pub(super) fn slow_start_after_idle_check(&mut self) {
-        if !self.cfg.tcp_slow_start_after_idle || self.packets_out > 0 || !self.state.synchronized() {
+        if !self.cfg.tcp_slow_start_after_idle || self.scoreboard.packets_out > 0 || !self.state.synchronized() {
             return;
         }
         let delta = self.tp.jiffies.wrapping_sub(self.tp.lsndtime) as i32;
@@ -1033,7 +1033,9 @@ impl Connection {
     /// skbs, up to tcp_wmem[2], unless the application fixed SO_SNDBUF.
     pub(super) fn sndbuf_expand(&mut self) {
         if self.cfg.so_sndbuf > 0
-            || self.packets_in_flight() >= self.tp.snd_cwnd && self.state.synchronized() && self.packets_out > 0
+            || self.packets_in_flight() >= self.tp.snd_cwnd
+                && self.state.synchronized()
+                && self.scoreboard.packets_out > 0
         {
             return;
         }

@@ -90,7 +90,7 @@ impl Connection {
             if self.tp.ca_state >= CaState::Recovery {
                 return 0;
             }
-            if self.sacked_out >= self.reordering && self.cfg.tcp_recovery & TCP_RACK_NO_DUPTHRESH == 0 {
+            if self.scoreboard.sacked_out >= self.reordering && self.cfg.tcp_recovery & TCP_RACK_NO_DUPTHRESH == 0 {
                 return 0;
             }
         }
@@ -127,7 +127,7 @@ impl Connection {
             }
             let remaining = self.rack_skb_timeout(skb.xmit_time, reo_wnd);
             if remaining <= 0 {
-                self.mark_skb_lost(idx);
+                self.scoreboard.mark_skb_lost(&mut self.rtx, idx, &mut self.tp.mib);
                 self.rtx.tsorted_unlink(idx);
             } else {
                 reo_timeout = reo_timeout.max(remaining.min(u32::MAX as i64) as u32);
@@ -178,13 +178,13 @@ impl Connection {
 
     /// `tcp_rack_reo_timeout`: the reordering timer fired.
     pub(super) fn rack_reo_timeout(&mut self, now: Instant) {
-        let lost = self.lost;
+        let lost = self.scoreboard.lost;
         let prior_inflight = self.packets_in_flight();
         self.rack_detect_loss();
         if prior_inflight != self.packets_in_flight() {
             if self.tp.ca_state != CaState::Recovery {
                 self.enter_recovery(false);
-                self.cwnd_reduction(1, self.lost.wrapping_sub(lost), 0, self.prr_out == 0);
+                self.cwnd_reduction(1, self.scoreboard.lost.wrapping_sub(lost), 0, self.prr_out == 0);
             }
             self.rexmit = super::Rexmit::Lost;
         }
@@ -202,7 +202,7 @@ impl Connection {
     pub(super) fn schedule_loss_probe(&mut self, advancing_rto: bool) -> bool {
         let er = self.cfg.tcp_early_retrans;
         if (er != 3 && er != 4)
-            || self.packets_out == 0
+            || self.scoreboard.packets_out == 0
             || !self.sack_ok
             || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
         {
@@ -212,7 +212,7 @@ impl Connection {
         let srtt = self.rtt.srtt_us();
         let mut timeout = if srtt > 0 {
             let mut us = srtt >> 2;
-            us += if self.packets_out == 1 { self.rtt.rto_min_us() } else { TCP_TIMEOUT_MIN_US };
+            us += if self.scoreboard.packets_out == 1 { self.rtt.rto_min_us() } else { TCP_TIMEOUT_MIN_US };
             // Unclamped: with an RTT of half an hour or more and the RTO
             // already due (no `min` below), the clamp would arm the probe
             // for MAX_JIFFY_OFFSET jiffies instead of the model's ~71 min.
@@ -240,7 +240,7 @@ impl Connection {
     /// window allows, else retransmit the last segment; at most one probe
     /// outstanding.
     pub(super) fn loss_probe_timer(&mut self, now: Instant) {
-        if self.tlp_high_seq.is_none() && self.packets_out > 0 {
+        if self.tlp_high_seq.is_none() && self.scoreboard.packets_out > 0 {
             self.tlp_pending = true;
         } else {
             self.rearm_rto(now);

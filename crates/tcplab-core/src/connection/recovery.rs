@@ -4,7 +4,7 @@
 //! undo of spurious reductions, the SACK loss marking of RFC 6675
 //! (`tcp_mark_head_lost`), and the retransmission timeout.
 
-use super::rtx_queue::{EVER_RETRANS, LOST, SACKED_ACKED, SACKED_RETRANS};
+use super::rtx_queue::{EVER_RETRANS, LOST, SACKED_ACKED};
 use super::timer::Timer;
 use super::{Connection, Rexmit, TcpState};
 use crate::cc::{CaEvent, CaState, InFlightLimit, TCP_INFINITE_SSTHRESH};
@@ -38,8 +38,8 @@ impl Connection {
                 && if v3 { self.fackets_out() > self.reordering } else { self.force_fast_retransmit() });
         let mut fast_rexmit = false;
 
-        if self.packets_out == 0 && self.sacked_out > 0 {
-            self.sacked_out = 0;
+        if self.scoreboard.packets_out == 0 && self.scoreboard.sacked_out > 0 {
+            self.scoreboard.sacked_out = 0;
         }
         // A. ECE: the reduction is required, forbid undoing it.
         if ece_ack {
@@ -148,7 +148,7 @@ impl Connection {
     /// 3.x `newly_acked_sacked`: the change in un-SACKed outstanding
     /// packets (may be ≤ 0).
     fn v3_newly_acked_sacked(&self) -> i32 {
-        self.v3_prior_unsacked as i32 - (self.packets_out as i32 - self.sacked_out as i32)
+        self.v3_prior_unsacked as i32 - (self.scoreboard.packets_out as i32 - self.scoreboard.sacked_out as i32)
     }
 
     /// `tcp_force_fast_retransmit`: the highest SACK is more than
@@ -165,7 +165,7 @@ impl Connection {
             return self.time_to_recover_v3();
         }
         let dupthresh = !self.rack_enabled() || self.cfg.rack_with_dupthresh;
-        self.lost_out > 0 || (dupthresh && self.sacked_out + 1 > self.reordering)
+        self.scoreboard.lost_out > 0 || (dupthresh && self.scoreboard.sacked_out + 1 > self.reordering)
     }
 
     /// `tcp_identify_packet_loss`: NewReno marks the head lost, RACK by
@@ -177,11 +177,11 @@ impl Connection {
         if !self.sack_ok {
             self.newreno_mark_lost(*ack_flag & FLAG_SND_UNA_ADVANCED != 0);
         } else if self.rack_enabled() {
-            let prior_retrans = self.retrans_out;
+            let prior_retrans = self.scoreboard.retrans_out;
             if self.rack_mark_lost() {
                 *ack_flag &= !FLAG_SET_XMIT_TIMER;
             }
-            if prior_retrans > self.retrans_out {
+            if prior_retrans > self.scoreboard.retrans_out {
                 *ack_flag |= FLAG_LOST_RETRANS;
             }
         }
@@ -190,10 +190,10 @@ impl Connection {
     /// `tcp_newreno_mark_lost`.
     fn newreno_mark_lost(&mut self, snd_una_advanced: bool) {
         let st = self.tp.ca_state;
-        let due = (st < CaState::Recovery && self.sacked_out >= self.reordering)
+        let due = (st < CaState::Recovery && self.scoreboard.sacked_out >= self.reordering)
             || (st == CaState::Recovery && snd_una_advanced);
         if due && self.rtx.head().is_some_and(|h| !h.is(LOST)) {
-            self.mark_skb_lost(0);
+            self.scoreboard.mark_skb_lost(&mut self.rtx, 0, &mut self.tp.mib);
         }
     }
 
@@ -204,72 +204,18 @@ impl Connection {
         if !self.sack_ok {
             return;
         }
-        let sacked_upto = self.sacked_out as i64 - self.reordering as i64;
+        let sacked_upto = self.scoreboard.sacked_out as i64 - self.reordering as i64;
         if sacked_upto >= 0 {
-            self.mark_head_lost(sacked_upto as u32, false);
+            self.scoreboard.mark_head_lost(
+                &mut self.rtx,
+                sacked_upto as u32,
+                false,
+                self.snd_una,
+                self.snd_nxt,
+                &mut self.tp.mib,
+            );
         } else if fast_rexmit {
-            self.mark_head_lost(1, true);
-        }
-    }
-
-    /// `tcp_mark_head_lost`, resuming from `lost_skb_hint` so that repeated
-    /// calls cost only the segments newly passed.
-    fn mark_head_lost(&mut self, packets: u32, mark_head: bool) {
-        let (mut idx, mut cnt) = match self.lost_hint {
-            Some((seq, cnt)) => {
-                if mark_head && seq.after(self.snd_una) {
-                    return;
-                }
-                match self.rtx.index_of(seq) {
-                    Some(i) => (i, cnt),
-                    None => (0, 0),
-                }
-            }
-            None => (0, 0),
-        };
-        let loss_high = self.snd_nxt;
-        while let Some(skb) = self.rtx.get(idx) {
-            self.lost_hint = Some((skb.seq, cnt));
-            if skb.end_seq.after(loss_high) {
-                break;
-            }
-            if skb.is(SACKED_ACKED) {
-                cnt += 1;
-            }
-            if cnt > packets {
-                break;
-            }
-            if !skb.is(LOST) {
-                self.mark_skb_lost(idx);
-            }
-            if mark_head {
-                break;
-            }
-            idx += 1;
-        }
-    }
-
-    /// `tcp_mark_skb_lost`: count a segment lost (once), or a lost
-    /// retransmission lost again.
-    pub(super) fn mark_skb_lost(&mut self, idx: usize) {
-        let Some(skb) = self.rtx.get_mut(idx) else { return };
-        if skb.is(SACKED_ACKED) {
-            return;
-        }
-        let seq = skb.seq;
-        if skb.is(LOST) {
-            if skb.is(SACKED_RETRANS) {
-                skb.sacked &= !SACKED_RETRANS;
-                self.retrans_out = self.retrans_out.saturating_sub(1);
-                self.tp.mib.inc(Mib::TcpExtTCPLostRetransmit);
-            }
-        } else {
-            skb.sacked |= LOST;
-            self.lost_out += 1;
-            self.lost = self.lost.wrapping_add(1);
-        }
-        if seq.before(self.retransmit_hint) {
-            self.retransmit_hint = seq;
+            self.scoreboard.mark_head_lost(&mut self.rtx, 1, true, self.snd_una, self.snd_nxt, &mut self.tp.mib);
         }
     }
 
@@ -292,7 +238,7 @@ impl Connection {
         self.undo_marker = Some(self.snd_una);
         // Retransmissions still in flight, including a TLP retransmission,
         // may be D-SACKed later; 0 would mean "can undo now".
-        self.undo_retrans = self.retrans_out as i32;
+        self.undo_retrans = self.scoreboard.retrans_out as i32;
         if self.tlp_high_seq.is_some() && self.tlp_retrans {
             self.undo_retrans += 1;
         }
@@ -350,11 +296,8 @@ impl Connection {
     /// `tcp_try_keep_open`: Disorder while anything is SACKed, lost or
     /// retransmitted, else Open.
     pub(super) fn try_keep_open(&mut self) {
-        let state = if self.sacked_out + self.lost_out > 0 || self.any_retrans_done() {
-            CaState::Disorder
-        } else {
-            CaState::Open
-        };
+        let state =
+            if self.scoreboard.left_out() > 0 || self.any_retrans_done() { CaState::Disorder } else { CaState::Open };
         if self.tp.ca_state != state {
             self.set_ca_state(state);
             self.high_seq = self.snd_nxt;
@@ -421,11 +364,7 @@ impl Connection {
     /// control's `undo_cwnd`) and ssthresh.
     pub(super) fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
         if unmark_loss {
-            for skb in self.rtx.iter_mut() {
-                skb.sacked &= !LOST;
-            }
-            self.lost_out = 0;
-            self.lost_hint = None;
+            self.scoreboard.unmark_lost(&mut self.rtx);
         }
         if self.prior_ssthresh != 0 {
             self.tp.snd_cwnd = self.ca_ops().undo_cwnd().max(1);
@@ -474,7 +413,7 @@ impl Connection {
     fn try_undo_partial(&mut self, prior_snd_una: SeqNum, do_lost: &mut bool) -> bool {
         if self.undo_marker.is_some() && self.packet_delayed() {
             self.check_sack_reordering(prior_snd_una, true);
-            if self.retrans_out > 0 {
+            if self.scoreboard.retrans_out > 0 {
                 return true;
             }
             if !self.any_retrans_done() {
@@ -637,7 +576,7 @@ impl Connection {
         match self.state {
             TcpState::SynSent | TcpState::SynReceived => {
                 // tcp_retransmit_timer on a SYN / SYN-ACK: resend it.
-                if self.packets_out == 0 {
+                if self.scoreboard.packets_out == 0 {
                     return;
                 }
                 self.tp.mib.inc(Mib::TcpExtTCPTimeouts);
@@ -656,7 +595,7 @@ impl Connection {
             TcpState::Closed | TcpState::Listen | TcpState::TimeWait => return,
             _ => {}
         }
-        if self.packets_out == 0 || self.rtx.is_empty() {
+        if self.scoreboard.packets_out == 0 || self.rtx.is_empty() {
             return;
         }
         self.tp.mib.inc(Mib::TcpExtTCPTimeouts);
@@ -665,7 +604,7 @@ impl Connection {
                 CaState::Recovery => Some(Mib::TcpExtTCPSackRecoveryFail),
                 CaState::Loss => Some(Mib::TcpExtTCPLossFailures),
                 CaState::Disorder => Some(Mib::TcpExtTCPSackFailures),
-                _ if self.sacked_out > 0 => Some(Mib::TcpExtTCPSackFailures),
+                _ if self.scoreboard.sacked_out > 0 => Some(Mib::TcpExtTCPSackFailures),
                 _ => None,
             };
             if let Some(m) = mib {
@@ -704,7 +643,7 @@ impl Connection {
         // over-estimated.
         // (v3.11 did this on every RTO; the condition came in v3.12.)
         let v3_11 = self.cfg.cwnd_growth == CwndGrowthRule::V3_11;
-        if v3_11 || (self.tp.ca_state <= CaState::Disorder && self.sacked_out >= self.cfg.tcp_reordering) {
+        if v3_11 || (self.tp.ca_state <= CaState::Disorder && self.scoreboard.sacked_out >= self.cfg.tcp_reordering) {
             self.reordering = self.reordering.min(self.cfg.tcp_reordering);
         }
         self.set_ca_state(CaState::Loss);
@@ -726,7 +665,7 @@ impl Connection {
         let is_reneg = head.is(SACKED_ACKED);
         if is_reneg {
             self.tp.mib.inc(Mib::TcpExtTCPSACKReneging);
-            self.sacked_out = 0;
+            self.scoreboard.sacked_out = 0;
         } else if !self.sack_ok {
             self.reset_reno_sack();
         }
@@ -744,9 +683,8 @@ impl Connection {
                     continue;
                 }
             }
-            self.mark_skb_lost(i);
+            self.scoreboard.mark_skb_lost(&mut self.rtx, i, &mut self.tp.mib);
         }
-        self.lost_hint = None;
-        self.retransmit_hint = self.snd_una;
+        self.scoreboard.clear_retrans_hints(self.snd_una);
     }
 }
