@@ -98,7 +98,7 @@ impl Connection {
         let mut failed = !self.sack_ok || fackets > self.reordering;
         if self.may_undo() {
             if !self.any_retrans_done() {
-                self.retrans_stamp = 0;
+                self.undo.retrans_stamp = 0;
             }
             self.update_reordering_v3(fackets + acked, true);
             self.undo_cwnd_reduction(false);

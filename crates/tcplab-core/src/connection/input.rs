@@ -379,7 +379,7 @@ impl Connection {
             }
         }
         // Reordering, unless an RTO threw away the SACK state.
-        if self.tp.ca_state != crate::cc::CaState::Loss || self.undo_marker.is_some() {
+        if self.tp.ca_state != crate::cc::CaState::Loss || self.undo.undo_marker.is_some() {
             if v3 {
                 let fackets = self.fackets_out();
                 if st.reord_pkts < fackets {
@@ -400,11 +400,11 @@ impl Connection {
         if start.after_eq(self.snd_una) {
             return true;
         }
-        if !is_dsack || self.undo_marker.is_none() {
+        if !is_dsack || self.undo.undo_marker.is_none() {
             return false;
         }
         // A D-SACK below snd_una must be above undo_marker and within a window.
-        let undo = self.undo_marker.unwrap_or(self.snd_una);
+        let undo = self.undo.undo_marker.unwrap_or(self.snd_una);
         if !end.after(undo) {
             return false;
         }
@@ -436,11 +436,7 @@ impl Connection {
             return false;
         }
         // D-SACK of data below snd_una: one more spurious retransmission.
-        if let Some(undo) = self.undo_marker {
-            if self.undo_retrans > 0 && first.end.before_eq(prior_snd_una) && first.end.after(undo) {
-                self.undo_retrans = (self.undo_retrans - dup_segs as i32).max(0);
-            }
-        }
+        self.undo.dsack_below_una(first.end, prior_snd_una, dup_segs);
         true
     }
 
@@ -489,11 +485,7 @@ impl Connection {
     ) -> u8 {
         // A D-SACK for a retransmitted segment: one spurious retransmission.
         if dup_sack && sacked & RETRANS != 0 {
-            if let Some(undo) = self.undo_marker {
-                if self.undo_retrans > 0 && end_seq.after(undo) {
-                    self.undo_retrans -= 1;
-                }
-            }
+            self.undo.dsack_retrans(end_seq);
             if sacked & SACKED_ACKED != 0 {
                 if start_seq.before(st.reord) {
                     st.reord = start_seq;

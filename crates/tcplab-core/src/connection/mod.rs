@@ -44,6 +44,7 @@ mod rtx_queue;
 mod scoreboard;
 mod skb;
 mod timer;
+mod undo;
 
 use crate::cc::{CaCtx, CaEvent, CaState, TCP_INFINITE_SSTHRESH};
 use crate::config::TcpConfig;
@@ -58,6 +59,7 @@ use rtx_queue::RtxQueue;
 use scoreboard::Scoreboard;
 use tcplab_wire::{SegmentRepr, SeqNum, TcpFlags};
 use timer::{Timer, TimerTable};
+use undo::Undo;
 
 /// RFC 793 connection states (Linux `TCP_*`, include/net/tcp_states.h).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -214,12 +216,8 @@ pub struct Connection {
     reordering: u32,
     reord_seen: u32,
     high_seq: SeqNum,
-    /// `undo_marker`, `None` when 0 in Linux.
-    undo_marker: Option<SeqNum>,
-    undo_retrans: i32,
-    prior_ssthresh: u32,
-    /// `retrans_stamp` in TCP timestamp units; 0 = none.
-    retrans_stamp: u32,
+    /// What undoing a spurious reduction needs (undo.rs).
+    undo: Undo,
     prr_delivered: u32,
     prr_out: u32,
     frto: bool,
@@ -343,10 +341,7 @@ impl Connection {
             reordering: cfg.tcp_reordering.max(1),
             reord_seen: 0,
             high_seq: iss,
-            undo_marker: None,
-            undo_retrans: 0,
-            prior_ssthresh: 0,
-            retrans_stamp: 0,
+            undo: Undo::default(),
             prr_delivered: 0,
             prr_out: 0,
             frto: false,

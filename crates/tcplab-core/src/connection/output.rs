@@ -480,13 +480,8 @@ impl Connection {
             skb.sacked |= SACKED_RETRANS;
         }
         self.scoreboard.retrans_out += 1;
-        if self.retrans_stamp == 0 {
-            self.retrans_stamp = self.ts_now();
-        }
-        if self.undo_retrans < 0 {
-            self.undo_retrans = 0;
-        }
-        self.undo_retrans += 1;
+        let ts_now = self.ts_now();
+        self.undo.retransmitted(ts_now);
         if let Some(m) = mib {
             self.tp.mib.inc(m);
         }
@@ -788,13 +783,8 @@ impl Connection {
         if let Some(e) = self.rtx.get_mut(idx) {
             e.sacked |= EVER_RETRANS;
         }
-        if self.retrans_stamp == 0 {
-            self.retrans_stamp = self.ts_now();
-        }
-        if self.undo_retrans < 0 {
-            self.undo_retrans = 0;
-        }
-        self.undo_retrans += 1;
+        let ts_now = self.ts_now();
+        self.undo.retransmitted(ts_now);
     }
 
     /// `TCP_RESOURCE_PROBE_INTERVAL` (HZ/2).
@@ -807,10 +797,10 @@ impl Connection {
     pub(super) fn user_timeout_expired(&self) -> bool {
         self.user_timeout_ms > 0
             && self.icsk_retransmits > 0
-            && self.retrans_stamp != 0
+            && self.undo.retrans_stamp != 0
             && self.state.synchronized()
             && self.scoreboard.packets_out > 0
-            && (self.ts_now().wrapping_sub(self.retrans_stamp) as i32) >= self.user_timeout_ms as i32
+            && (self.ts_now().wrapping_sub(self.undo.retrans_stamp) as i32) >= self.user_timeout_ms as i32
     }
 
     /// `tcp_write_err`: the connection timed out (`ETIMEDOUT`) and is done.
@@ -825,11 +815,11 @@ impl Connection {
     /// `tcp_clamp_rto_to_user_timeout`: the next RTO fires no later than
     /// the user timeout.
     pub(super) fn clamp_rto_to_user_timeout(&mut self, now: Instant) {
-        if self.user_timeout_ms == 0 || self.retrans_stamp == 0 {
+        if self.user_timeout_ms == 0 || self.undo.retrans_stamp == 0 {
             return;
         }
         let Some(at) = self.timers.get(Timer::Retrans) else { return };
-        let elapsed = self.ts_now().wrapping_sub(self.retrans_stamp) as i64;
+        let elapsed = self.ts_now().wrapping_sub(self.undo.retrans_stamp) as i64;
         let remaining = self.user_timeout_ms as i64 - elapsed;
         let clamp = if remaining <= 0 {
             crate::rtt::jiffies_to_duration(1, self.cfg.hz)

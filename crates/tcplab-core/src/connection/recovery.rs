@@ -43,7 +43,7 @@ impl Connection {
         }
         // A. ECE: the reduction is required, forbid undoing it.
         if ece_ack {
-            self.prior_ssthresh = 0;
+            self.undo.prior_ssthresh = 0;
         }
         // B. SACK reneging: let the RTO (shortened) sort it out.
         if flag & FLAG_SACK_RENEGING != 0 && flag & FLAG_SND_UNA_ADVANCED != 0 {
@@ -55,7 +55,7 @@ impl Connection {
         }
         // D. State exit once high_seq is acknowledged.
         if self.tp.ca_state == CaState::Open {
-            self.retrans_stamp = 0;
+            self.undo.retrans_stamp = 0;
         } else if !self.snd_una.before(self.high_seq) {
             match self.tp.ca_state {
                 // CWR must last until something above high_seq is acked,
@@ -222,29 +222,15 @@ impl Connection {
     /// `tcp_enter_recovery`.
     pub(super) fn enter_recovery(&mut self, ece_ack: bool) {
         self.tp.mib.inc(if self.sack_ok { Mib::TcpExtTCPSackRecovery } else { Mib::TcpExtTCPRenoRecovery });
-        self.prior_ssthresh = 0;
-        self.init_undo();
+        self.undo.prior_ssthresh = 0;
+        self.undo.init(self.snd_una, self.scoreboard.retrans_out, self.tlp_high_seq.is_some() && self.tlp_retrans);
         if !self.in_cwnd_reduction() {
             if !ece_ack {
-                self.prior_ssthresh = self.current_ssthresh();
+                self.undo.prior_ssthresh = self.current_ssthresh();
             }
             self.init_cwnd_reduction();
         }
         self.set_ca_state(CaState::Recovery);
-    }
-
-    /// `tcp_init_undo`: remember where undo evidence starts.
-    fn init_undo(&mut self) {
-        self.undo_marker = Some(self.snd_una);
-        // Retransmissions still in flight, including a TLP retransmission,
-        // may be D-SACKed later; 0 would mean "can undo now".
-        self.undo_retrans = self.scoreboard.retrans_out as i32;
-        if self.tlp_high_seq.is_some() && self.tlp_retrans {
-            self.undo_retrans += 1;
-        }
-        if self.undo_retrans == 0 {
-            self.undo_retrans = -1;
-        }
     }
 
     /// `tcp_current_ssthresh`: outside a reduction, at least 3/4 cwnd.
@@ -275,7 +261,7 @@ impl Connection {
     /// that was not undone ends.
     pub(super) fn end_cwnd_reduction(&mut self) {
         if self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH
-            && (self.tp.ca_state == CaState::Cwr || self.undo_marker.is_some())
+            && (self.tp.ca_state == CaState::Cwr || self.undo.undo_marker.is_some())
         {
             self.tp.snd_cwnd = self.tp.snd_ssthresh;
             self.snd_cwnd_stamp = self.tp.jiffies;
@@ -285,9 +271,9 @@ impl Connection {
 
     /// `tcp_enter_cwr`: ECN (or local) congestion; one reduction per window.
     pub(super) fn enter_cwr(&mut self) {
-        self.prior_ssthresh = 0;
+        self.undo.prior_ssthresh = 0;
         if self.tp.ca_state < CaState::Cwr {
-            self.undo_marker = None;
+            self.undo.undo_marker = None;
             self.init_cwnd_reduction();
             self.set_ca_state(CaState::Cwr);
         }
@@ -307,7 +293,7 @@ impl Connection {
     /// `tcp_try_to_open`.
     fn try_to_open(&mut self, flag: u32) {
         if !self.any_retrans_done() {
-            self.retrans_stamp = 0;
+            self.undo.retrans_stamp = 0;
         }
         if flag & FLAG_ECE != 0 {
             self.enter_cwr();
@@ -341,23 +327,14 @@ impl Connection {
     // Undo
     // ------------------------------------------------------------------
 
-    /// `tcp_packet_delayed`: the ACK echoes a timestamp from before the
-    /// first retransmission, or nothing was retransmitted.
+    /// `tcp_packet_delayed`.
     fn packet_delayed(&self) -> bool {
-        if self.retrans_stamp != 0 {
-            if let Some(ecr) = self.rcv_tsecr.filter(|e| *e != 0) {
-                if (ecr.wrapping_sub(self.retrans_stamp) as i32) < 0 {
-                    return true;
-                }
-            }
-            return false;
-        }
-        self.state != TcpState::SynSent
+        self.undo.packet_delayed(self.rcv_tsecr, self.state == TcpState::SynSent)
     }
 
     /// `tcp_may_undo`.
     pub(super) fn may_undo(&self) -> bool {
-        self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed())
+        self.undo.may_undo(self.rcv_tsecr, self.state == TcpState::SynSent)
     }
 
     /// `tcp_undo_cwnd_reduction`: restore cwnd (through the congestion
@@ -366,16 +343,16 @@ impl Connection {
         if unmark_loss {
             self.scoreboard.unmark_lost(&mut self.rtx);
         }
-        if self.prior_ssthresh != 0 {
+        if self.undo.prior_ssthresh != 0 {
             self.tp.snd_cwnd = self.ca_ops().undo_cwnd().max(1);
-            if self.prior_ssthresh > self.tp.snd_ssthresh {
-                self.tp.snd_ssthresh = self.prior_ssthresh;
+            if self.undo.prior_ssthresh > self.tp.snd_ssthresh {
+                self.tp.snd_ssthresh = self.undo.prior_ssthresh;
                 // tcp_ecn_withdraw_cwr
                 self.ecn.queue_cwr = false;
             }
         }
         self.snd_cwnd_stamp = self.tp.jiffies;
-        self.undo_marker = None;
+        self.undo.undo_marker = None;
     }
 
     /// `tcp_try_undo_recovery`: Recovery or Loss ended; undo if it was
@@ -390,7 +367,7 @@ impl Connection {
             // Reno holds the state until something above high_seq is
             // acked, to avoid false fast retransmits (RFC 2582).
             if !self.any_retrans_done() {
-                self.retrans_stamp = 0;
+                self.undo.retrans_stamp = 0;
             }
             return true;
         }
@@ -400,7 +377,7 @@ impl Connection {
 
     /// `tcp_try_undo_dsack`: every retransmission was D-SACKed.
     fn try_undo_dsack(&mut self) -> bool {
-        if self.undo_marker.is_some() && self.undo_retrans == 0 {
+        if self.undo.undo_marker.is_some() && self.undo.undo_retrans == 0 {
             self.undo_cwnd_reduction(false);
             self.tp.mib.inc(Mib::TcpExtTCPDSACKUndo);
             return true;
@@ -411,13 +388,13 @@ impl Connection {
     /// `tcp_try_undo_partial`: a partial ACK for a packet that was only
     /// delayed (timestamps prove it) means reordering, not loss.
     fn try_undo_partial(&mut self, prior_snd_una: SeqNum, do_lost: &mut bool) -> bool {
-        if self.undo_marker.is_some() && self.packet_delayed() {
+        if self.undo.undo_marker.is_some() && self.packet_delayed() {
             self.check_sack_reordering(prior_snd_una, true);
             if self.scoreboard.retrans_out > 0 {
                 return true;
             }
             if !self.any_retrans_done() {
-                self.retrans_stamp = 0;
+                self.undo.retrans_stamp = 0;
             }
             self.undo_cwnd_reduction(true);
             self.tp.mib.inc(Mib::TcpExtTCPPartialUndo);
@@ -629,11 +606,11 @@ impl Connection {
             || !self.high_seq.after(self.snd_una)
             || (self.tp.ca_state == CaState::Loss && self.icsk_retransmits == 0)
         {
-            self.prior_ssthresh = self.current_ssthresh();
+            self.undo.prior_ssthresh = self.current_ssthresh();
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.ca_ops().ssthresh();
             self.ca_ops().cwnd_event(CaEvent::Loss);
-            self.init_undo();
+            self.undo.init(self.snd_una, self.scoreboard.retrans_out, self.tlp_high_seq.is_some() && self.tlp_retrans);
         }
         // ≥ 4.18 counts what is still in flight; earlier kernels set 1.
         self.tp.snd_cwnd = if self.cfg.loss_cwnd_one { 1 } else { self.packets_in_flight() + 1 };
