@@ -455,7 +455,7 @@ impl Connection {
         let mut dup_segs = 1;
         if len > mss {
             dup_segs = len.div_ceil(mss);
-        } else if self.tlp_high_seq == Some(end) {
+        } else if self.rack.tlp_high_seq == Some(end) {
             st.flag |= FLAG_DSACK_TLP;
         }
         self.dsack_dups = self.dsack_dups.wrapping_add(dup_segs);

@@ -224,6 +224,7 @@ pub struct Connection {
     rexmit: Rexmit,
     /// The RTO handler retransmits the head outside tcp_xmit_retransmit_queue.
     rto_head_pending: bool,
+    /// RACK loss detection and the tail loss probe (rack.rs).
     rack: Rack,
     /// FACK still on for this socket (3.x; off once reordering is seen).
     fack: bool,
@@ -236,12 +237,6 @@ pub struct Connection {
     prior_in_flight: u32,
     /// `dsack_dups`: segments reported duplicate by D-SACKs.
     dsack_dups: u32,
-    /// `tlp_high_seq`: snd_nxt when the outstanding loss probe was sent.
-    tlp_high_seq: Option<SeqNum>,
-    /// The outstanding probe was a retransmission (`tlp_retrans`).
-    tlp_retrans: bool,
-    /// The probe timer fired; the output path sends the probe.
-    tlp_pending: bool,
     /// `is_cwnd_limited` bookkeeping of tcp_cwnd_validate.
     cwnd_usage_seq: SeqNum,
     snd_cwnd_used: u32,
@@ -353,9 +348,6 @@ impl Connection {
             v3_pkts_acked: 0,
             v3_prior_unsacked: 0,
             prior_in_flight: 0,
-            tlp_high_seq: None,
-            tlp_retrans: false,
-            tlp_pending: false,
             cwnd_usage_seq: iss,
             snd_cwnd_used: 0,
             snd_cwnd_stamp: 0,

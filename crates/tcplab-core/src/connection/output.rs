@@ -116,8 +116,8 @@ impl Connection {
                 return Some(s);
             }
         }
-        if self.tlp_pending {
-            self.tlp_pending = false;
+        if self.rack.tlp_pending {
+            self.rack.tlp_pending = false;
             if let Some(s) = self.send_loss_probe(now) {
                 return Some(s);
             }
@@ -410,7 +410,7 @@ impl Connection {
     /// `tcp_send_loss_probe`: new data if the peer's window allows
     /// (regardless of cwnd), else the last segment again.
     fn send_loss_probe(&mut self, now: Instant) -> Option<SegmentRepr> {
-        if self.tlp_high_seq.is_some() || self.scoreboard.packets_out == 0 {
+        if self.rack.tlp_high_seq.is_some() || self.scoreboard.packets_out == 0 {
             self.rearm_rto(now);
             return None;
         }

@@ -22,7 +22,9 @@ const TCP_RACK_STATIC_REO_WND: u32 = 0x2;
 /// `TCP_RACK_NO_DUPTHRESH` bit of `net.ipv4.tcp_recovery`.
 const TCP_RACK_NO_DUPTHRESH: u32 = 0x4;
 
-/// `tp->rack` (include/linux/tcp.h).
+/// `tp->rack` (include/linux/tcp.h) together with the tail loss probe's
+/// fields of `struct tcp_sock` (`tlp_high_seq`, `tlp_retrans`): RACK-TLP is
+/// one mechanism (RFC 8985), and this file schedules and settles the probe.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Rack {
     /// Send time of the most recently sent segment known delivered.
@@ -37,6 +39,14 @@ pub(super) struct Rack {
     pub dsack_seen: bool,
     /// New delivery information since the last loss scan.
     pub advanced: bool,
+    /// `tp->tlp_high_seq`: snd_nxt when the outstanding loss probe was
+    /// sent; `None` where Linux has 0 (no probe outstanding).
+    pub tlp_high_seq: Option<SeqNum>,
+    /// `tp->tlp_retrans`: the outstanding probe was a retransmission.
+    pub tlp_retrans: bool,
+    /// The probe timer fired; the output path sends the probe
+    /// (`tcp_send_loss_probe` runs from `poll_transmit`).
+    pub tlp_pending: bool,
 }
 
 impl Default for Rack {
@@ -50,7 +60,18 @@ impl Default for Rack {
             reo_wnd_persist: 0,
             dsack_seen: false,
             advanced: false,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            tlp_pending: false,
         }
+    }
+}
+
+impl Rack {
+    /// A retransmitted loss probe is outstanding: `tcp_init_undo` counts it
+    /// as one more undoable retransmission.
+    pub(super) fn tlp_retrans_outstanding(&self) -> bool {
+        self.tlp_high_seq.is_some() && self.tlp_retrans
     }
 }
 
@@ -240,8 +261,8 @@ impl Connection {
     /// window allows, else retransmit the last segment; at most one probe
     /// outstanding.
     pub(super) fn loss_probe_timer(&mut self, now: Instant) {
-        if self.tlp_high_seq.is_none() && self.scoreboard.packets_out > 0 {
-            self.tlp_pending = true;
+        if self.rack.tlp_high_seq.is_none() && self.scoreboard.packets_out > 0 {
+            self.rack.tlp_pending = true;
         } else {
             self.rearm_rto(now);
         }
@@ -249,8 +270,8 @@ impl Connection {
 
     /// Called by the output path after it sent the probe (`probe_sent`).
     pub(super) fn loss_probe_sent(&mut self, now: Instant, retrans: bool) {
-        self.tlp_retrans = retrans;
-        self.tlp_high_seq = Some(self.snd_nxt);
+        self.rack.tlp_retrans = retrans;
+        self.rack.tlp_high_seq = Some(self.snd_nxt);
         self.tp.mib.inc(Mib::TcpExtTCPLossProbes);
         self.timers.stop(Timer::LossProbe);
         self.rearm_rto(now);
@@ -258,16 +279,16 @@ impl Connection {
 
     /// `tcp_process_tlp_ack`: did the probe repair a loss?
     pub(super) fn process_tlp_ack(&mut self, ack: SeqNum, flag: u32) {
-        let Some(high) = self.tlp_high_seq else { return };
+        let Some(high) = self.rack.tlp_high_seq else { return };
         if ack.before(high) {
             return;
         }
-        if !self.tlp_retrans {
+        if !self.rack.tlp_retrans {
             // A probe of new data was acknowledged.
-            self.tlp_high_seq = None;
+            self.rack.tlp_high_seq = None;
         } else if flag & FLAG_DSACK_TLP != 0 {
             // Both the original and the probe arrived: no loss.
-            self.tlp_high_seq = None;
+            self.rack.tlp_high_seq = None;
         } else if ack.after(high) {
             // The probe repaired a loss: reduce cwnd once.
             self.init_cwnd_reduction();
@@ -277,7 +298,7 @@ impl Connection {
             self.tp.mib.inc(Mib::TcpExtTCPLossProbeRecovery);
         } else if flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DATA_SACKED) == 0 {
             // Pure dupack: original and probe both arrived.
-            self.tlp_high_seq = None;
+            self.rack.tlp_high_seq = None;
         }
     }
 }

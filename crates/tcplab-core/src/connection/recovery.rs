@@ -223,7 +223,7 @@ impl Connection {
     pub(super) fn enter_recovery(&mut self, ece_ack: bool) {
         self.tp.mib.inc(if self.sack_ok { Mib::TcpExtTCPSackRecovery } else { Mib::TcpExtTCPRenoRecovery });
         self.undo.prior_ssthresh = 0;
-        self.undo.init(self.snd_una, self.scoreboard.retrans_out, self.tlp_high_seq.is_some() && self.tlp_retrans);
+        self.undo.init(self.snd_una, self.scoreboard.retrans_out, self.rack.tlp_retrans_outstanding());
         if !self.in_cwnd_reduction() {
             if !ece_ack {
                 self.undo.prior_ssthresh = self.current_ssthresh();
@@ -245,7 +245,7 @@ impl Connection {
     /// `tcp_init_cwnd_reduction`: start PRR towards the new ssthresh.
     pub(super) fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.snd_nxt;
-        self.tlp_high_seq = None;
+        self.rack.tlp_high_seq = None;
         self.tp.snd_cwnd_cnt = 0;
         self.tp.prior_cwnd = self.tp.snd_cwnd;
         self.prr_delivered = 0;
@@ -610,7 +610,7 @@ impl Connection {
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.ca_ops().ssthresh();
             self.ca_ops().cwnd_event(CaEvent::Loss);
-            self.undo.init(self.snd_una, self.scoreboard.retrans_out, self.tlp_high_seq.is_some() && self.tlp_retrans);
+            self.undo.init(self.snd_una, self.scoreboard.retrans_out, self.rack.tlp_retrans_outstanding());
         }
         // ≥ 4.18 counts what is still in flight; earlier kernels set 1.
         self.tp.snd_cwnd = if self.cfg.loss_cwnd_one { 1 } else { self.packets_in_flight() + 1 };
@@ -625,7 +625,7 @@ impl Connection {
         }
         self.set_ca_state(CaState::Loss);
         self.high_seq = self.snd_nxt;
-        self.tlp_high_seq = None;
+        self.rack.tlp_high_seq = None;
         if self.ecn.ok {
             self.ecn.queue_cwr = true;
         }
