@@ -12,7 +12,7 @@ impl Connection {
     /// `tp->fackets_out`: packets from snd_una up to and including the
     /// highest SACKed one (`tcp_fackets_out` is sacked_out + 1 for Reno).
     pub(super) fn fackets_out(&self) -> u32 {
-        if !self.sack_ok {
+        if !self.negotiated.sack_ok {
             return self.scoreboard.sacked_out + 1;
         }
         if self.scoreboard.sacked_out == 0 {
@@ -29,7 +29,7 @@ impl Connection {
             self.reordering = metric.min(self.cfg.tcp_max_reordering);
             let mib = if ts {
                 Mib::TcpExtTCPTSReorder
-            } else if !self.sack_ok {
+            } else if !self.negotiated.sack_ok {
                 Mib::TcpExtTCPRenoReorder
             } else if self.fack {
                 Mib::TcpExtTCPFACKReorder
@@ -66,7 +66,7 @@ impl Connection {
     /// `fackets_out − reordering` packets (at least one) are lost, SACKed or
     /// not; without FACK the RFC 6675 count of the current code.
     pub(super) fn update_scoreboard_v3(&mut self, fast_rexmit: bool) {
-        if !self.sack_ok {
+        if !self.negotiated.sack_ok {
             if self.rtx.head().is_some_and(|h| !h.is(LOST)) {
                 self.scoreboard.mark_skb_lost(&mut self.rtx, 0, &mut self.tp.mib);
             }
@@ -94,8 +94,8 @@ impl Connection {
     /// retransmissions were unnecessary (timestamps); else report whether
     /// more must be marked lost (`failed`).
     pub(super) fn try_undo_partial_v3(&mut self, acked: u32) -> bool {
-        let fackets = if self.sack_ok { self.fackets_out() } else { self.scoreboard.sacked_out + 1 };
-        let mut failed = !self.sack_ok || fackets > self.reordering;
+        let fackets = if self.negotiated.sack_ok { self.fackets_out() } else { self.scoreboard.sacked_out + 1 };
+        let mut failed = !self.negotiated.sack_ok || fackets > self.reordering;
         if self.may_undo() {
             if !self.any_retrans_done() {
                 self.undo.retrans_stamp = 0;

@@ -73,7 +73,7 @@ impl Connection {
         // RFC 793: an ACK below snd_una is old; its SACK blocks may still
         // carry news (D-SACK undo).
         if ack.before(prior_snd_una) {
-            if seg.options.sack_len > 0 && self.sack_ok {
+            if seg.options.sack_len > 0 && self.negotiated.sack_ok {
                 let st = self.sacktag(now, seg, prior_snd_una);
                 flag |= st.flag;
                 self.count_delivered(st.sack_delivered, false);
@@ -106,12 +106,12 @@ impl Connection {
         flag |= self.ack_update_window(seg);
 
         let mut sack = SackState::new(self.snd_nxt);
-        if seg.options.sack_len > 0 && self.sack_ok {
+        if seg.options.sack_len > 0 && self.negotiated.sack_ok {
             sack = self.sacktag(now, seg, prior_snd_una);
             flag |= sack.flag;
         }
         let fackets_pre_clean = if v3 { self.fackets_out() } else { 0 };
-        let ece = seg.flags.ece() && self.ecn.ok && !seg.flags.syn();
+        let ece = seg.flags.ece() && self.negotiated.ecn_ok && !seg.flags.syn();
         if ece {
             flag |= FLAG_ECE;
         }
@@ -248,7 +248,7 @@ impl Connection {
     /// newer (`tcp_may_update_window`), and advance snd_una.
     fn ack_update_window(&mut self, seg: &SegmentRepr) -> u32 {
         let mut flag = 0;
-        let nwin = if seg.flags.syn() { seg.window as u32 } else { (seg.window as u32) << self.snd_wscale };
+        let nwin = self.negotiated.scaled_window(seg.window, seg.flags.syn());
         let ack = seg.ack;
         let may_update = ack.after(self.snd_una)
             || seg.seq.after(self.snd_wl1)
@@ -270,7 +270,7 @@ impl Connection {
 
     /// `tcp_highest_sack_seq`.
     pub(super) fn highest_sack_seq(&self) -> SeqNum {
-        self.scoreboard.highest_sack_seq(self.snd_una, self.sack_ok)
+        self.scoreboard.highest_sack_seq(self.snd_una, self.negotiated.sack_ok)
     }
 
     /// `tcp_ack_probe`: with a zero window and data waiting, probe.
@@ -609,7 +609,7 @@ impl Connection {
             }
             if sacked & SACKED_ACKED != 0 {
                 self.scoreboard.sacked_out = self.scoreboard.sacked_out.saturating_sub(1);
-            } else if self.sack_ok {
+            } else if self.negotiated.sack_ok {
                 sack.rate_skb_delivered(skb.xmit_time, skb.end_seq, skb.tx_delivered);
                 self.count_delivered(1, ece);
                 self.rack_advance(sacked, skb.end_seq, skb.xmit_time);
@@ -652,7 +652,7 @@ impl Connection {
 
         if *flag & FLAG_ACKED != 0 {
             *flag |= FLAG_SET_XMIT_TIMER;
-            if !self.sack_ok {
+            if !self.negotiated.sack_ok {
                 self.remove_reno_sacks(pkts_acked, ece);
             } else if self.cfg.ack_era == AckEra::V3_12 {
                 // tcp_update_reordering runs in tcp_ack (needs fackets_out).
@@ -673,7 +673,7 @@ impl Connection {
         let sample = AckSample { pkts_acked, rtt_us: rs_rtt_us, in_flight: self.packets_in_flight() };
         self.ca_ops().pkts_acked(&sample);
 
-        self.scoreboard.clear_leaks(self.sack_ok);
+        self.scoreboard.clear_leaks(self.negotiated.sack_ok);
     }
 
     /// `tcp_ack_update_rtt`: choose the RTT sample (sequence, then SACK,

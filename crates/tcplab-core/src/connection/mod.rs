@@ -36,6 +36,7 @@
 mod ca;
 mod era_v3;
 mod input;
+mod negotiated;
 mod output;
 mod rack;
 mod receiver;
@@ -53,6 +54,7 @@ use crate::metrics::TcpMetrics;
 use crate::minmax::MinRttFilter;
 use crate::rtt::RttEstimator;
 use crate::time::{Duration, Instant};
+use negotiated::Negotiated;
 use rack::Rack;
 use receiver::Receiver;
 use rtx_queue::RtxQueue;
@@ -156,15 +158,6 @@ enum Rexmit {
     New,
 }
 
-/// ECN state of the sending half (`tp->ecn_flags`, include/net/tcp.h).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-struct EcnFlags {
-    /// `TCP_ECN_OK`: negotiated.
-    ok: bool,
-    /// `TCP_ECN_QUEUE_CWR`: put CWR on the next new data segment.
-    queue_cwr: bool,
-}
-
 /// One TCP endpoint. See the module docs for the calling protocol.
 pub struct Connection {
     cfg: TcpConfig,
@@ -172,17 +165,15 @@ pub struct Connection {
     local_port: u16,
     remote_port: u16,
 
-    // ---- negotiated at the handshake ----
+    // ---- the handshake ----
     iss: SeqNum,
-    sack_ok: bool,
-    tstamp_ok: bool,
-    /// Peer's window shift (`rx_opt.snd_wscale`).
-    snd_wscale: u8,
-    /// Peer's MSS option (`rx_opt.mss_clamp`).
-    mss_clamp: u32,
-    ecn: EcnFlags,
+    /// The options both ends agreed on (negotiated.rs).
+    negotiated: Negotiated,
     /// We asked for ECN on our SYN.
     ecn_requested: bool,
+    /// `TCP_ECN_QUEUE_CWR` in `tp->ecn_flags`: put CWR on the next new
+    /// data segment (after a reduction).
+    ecn_queue_cwr: bool,
     /// TCP timestamp clock offset (`tp->tsoffset`).
     ts_offset: u32,
 
@@ -313,12 +304,9 @@ impl Connection {
             local_port,
             remote_port,
             iss,
-            sack_ok: false,
-            tstamp_ok: false,
-            snd_wscale: 0,
-            mss_clamp: 536,
-            ecn: EcnFlags::default(),
+            negotiated: Negotiated::default(),
             ecn_requested: false,
+            ecn_queue_cwr: false,
             ts_offset: iss.0.rotate_left(13) | 1,
             snd_una: iss,
             snd_nxt: iss,
@@ -708,11 +696,12 @@ impl Connection {
     pub fn handle_segment(&mut self, now: Instant, seg: &SegmentRepr) {
         self.set_now(now);
         self.tp.mib.inc(Mib::TcpInSegs);
-        self.rcv_tsecr = if self.tstamp_ok || self.state == TcpState::SynSent || self.state == TcpState::Listen {
-            seg.options.timestamp.map(|(_, ecr)| ecr)
-        } else {
-            None
-        };
+        self.rcv_tsecr =
+            if self.negotiated.tstamp_ok || self.state == TcpState::SynSent || self.state == TcpState::Listen {
+                seg.options.timestamp.map(|(_, ecr)| ecr)
+            } else {
+                None
+            };
         let prior_received = self.rcv.bytes_received();
         self.sq.xmit_owed = true;
         // tcp_ack: an ACK neither old nor ahead of snd_nxt answers the
@@ -781,7 +770,7 @@ impl Connection {
         // the sysctl allows and the SYN is not ECT (RFC 3168 forbids ECT
         // SYNs), or if our congestion control needs ECN (DCTCP).
         let th_ecn = seg.flags.ece() && seg.flags.cwr();
-        self.ecn.ok = th_ecn && ((!seg.ecn.is_ect() && self.cfg.tcp_ecn != 0) || self.cc.needs_ecn());
+        self.negotiated.ecn_ok = th_ecn && ((!seg.ecn.is_ect() && self.cfg.tcp_ecn != 0) || self.cc.needs_ecn());
         self.snd_wnd = seg.window as u32;
         self.max_window = self.snd_wnd;
         self.snd_wl1 = seg.seq;
@@ -794,17 +783,11 @@ impl Connection {
     /// `tcp_openreq_init` / `tcp_rcv_synsent_state_process`).
     fn negotiate(&mut self, seg: &SegmentRepr, passive: bool) {
         let o = &seg.options;
-        self.sack_ok = self.cfg.tcp_sack && o.sack_permitted;
-        self.fack = self.cfg.tcp_fack && self.sack_ok;
-        self.tstamp_ok = self.cfg.tcp_timestamps && o.timestamp.is_some();
-        self.snd_wscale = match (self.cfg.tcp_window_scaling, o.wscale) {
-            (true, Some(s)) => s.min(14),
-            _ => 0,
-        };
-        self.mss_clamp = o.mss.map(u32::from).unwrap_or(536).max(48);
+        self.negotiated.parse_syn_options(&self.cfg, o);
+        self.fack = self.cfg.tcp_fack && self.negotiated.sack_ok;
         // tcp_sync_mss: the path MSS less the timestamp option.
-        let mss = self.mss_clamp.min(self.cfg.advmss());
-        self.tp.mss_cache = mss.saturating_sub(if self.tstamp_ok { 12 } else { 0 }).max(8);
+        let mss = self.negotiated.mss_clamp.min(self.cfg.advmss());
+        self.tp.mss_cache = mss.saturating_sub(self.negotiated.options_len()).max(8);
         self.rcv.on_syn(self.tp.now, seg.seq, o, passive);
     }
 
@@ -829,7 +812,7 @@ impl Connection {
             return;
         }
         // tcp_ecn_rcv_synack: ECE without CWR confirms.
-        self.ecn.ok = self.ecn_requested && seg.flags.ece() && !seg.flags.cwr();
+        self.negotiated.ecn_ok = self.ecn_requested && seg.flags.ece() && !seg.flags.cwr();
         self.snd_wnd = seg.window as u32;
         self.max_window = self.snd_wnd;
         self.snd_wl1 = seg.seq;
@@ -877,7 +860,7 @@ impl Connection {
                 self.reset_unexpected(seg);
                 return;
             }
-            self.snd_wnd = (seg.window as u32) << self.snd_wscale;
+            self.snd_wnd = self.negotiated.scaled_window(seg.window, false);
             self.snd_wl1 = seg.seq;
             self.tcp_ack(now, seg);
             self.state = TcpState::Established;
@@ -967,7 +950,7 @@ impl Connection {
         receiver::RcvEnv {
             srtt_us: self.rtt.srtt_us() >> 3,
             rto: self.rtt.rto(),
-            ecn_ok: self.ecn.ok,
+            ecn_ok: self.negotiated.ecn_ok,
             ca_needs_ecn: self.cc.needs_ecn(),
             tsval_now: self.ts_now(),
             old_ack: false,
@@ -988,7 +971,7 @@ impl Connection {
         // handshake RTT sample) TCP_TIMEOUT_FALLBACK.
         self.init_metrics();
         self.snd_cwnd_stamp = self.tp.jiffies;
-        self.tp.ecn_ok = self.ecn.ok;
+        self.tp.ecn_ok = self.negotiated.ecn_ok;
         self.ca_ops().init();
         self.update_pacing_rate();
         self.sndbuf_expand();

@@ -82,7 +82,7 @@ impl Connection {
             } else {
                 seg.flags.remove(TcpFlags::ECE);
             }
-            if self.cc.needs_ecn() && self.ecn.ok {
+            if self.cc.needs_ecn() && self.negotiated.ecn_ok {
                 seg.ecn = Ecn::Ect0;
             }
             self.tp.mib.inc(Mib::TcpOutSegs);
@@ -204,12 +204,12 @@ impl Connection {
     fn finish_segment(&mut self, now: Instant, seg: &mut SegmentRepr, retransmission: bool) {
         let ts_val = self.ts_now();
         self.rcv.fill_ack(seg, ts_val);
-        let needs_ecn = self.cc.needs_ecn() && self.ecn.ok;
-        if seg.payload_len > 0 && self.ecn.ok && !retransmission {
+        let needs_ecn = self.cc.needs_ecn() && self.negotiated.ecn_ok;
+        if seg.payload_len > 0 && self.negotiated.ecn_ok && !retransmission {
             // tcp_ecn_send: ECT(0) on new data; CWR once after a reduction.
             seg.ecn = Ecn::Ect0;
-            if self.ecn.queue_cwr {
-                self.ecn.queue_cwr = false;
+            if self.ecn_queue_cwr {
+                self.ecn_queue_cwr = false;
                 seg.flags.insert(TcpFlags::CWR);
             }
         } else if needs_ecn {
@@ -252,9 +252,9 @@ impl Connection {
             // ack, window and TSecr from the receive half.
             self.rcv.fill_ack(&mut seg, ts_val);
             o.timestamp = seg.options.timestamp;
-            o.sack_permitted = self.sack_ok;
+            o.sack_permitted = self.negotiated.sack_ok;
             o.wscale = self.rcv.offered_wscale();
-            if self.ecn.ok {
+            if self.negotiated.ecn_ok {
                 seg.flags.insert(TcpFlags::ECE);
             }
         } else {
@@ -272,7 +272,7 @@ impl Connection {
                 self.ecn_requested = false;
             }
         }
-        if self.cc.needs_ecn() && (self.ecn_requested || self.ecn.ok) {
+        if self.cc.needs_ecn() && (self.ecn_requested || self.negotiated.ecn_ok) {
             seg.ecn = Ecn::Ect0;
         }
         seg.options = o;
@@ -1029,7 +1029,8 @@ impl Connection {
         {
             return;
         }
-        let per_mss = (self.tp.mss_cache.max(self.mss_clamp) + SKB_OVERHEAD).next_power_of_two() + SKB_STRUCT;
+        let per_mss =
+            (self.tp.mss_cache.max(self.negotiated.mss_clamp) + SKB_OVERHEAD).next_power_of_two() + SKB_STRUCT;
         let nr_segs = self.tp.snd_cwnd.max(self.cfg.initcwnd).max(self.reordering + 1);
         let sndmem = (2u64 * nr_segs as u64 * per_mss as u64).min(self.cfg.tcp_wmem[2] as u64) as u32;
         if self.sk_sndbuf < sndmem {

@@ -84,7 +84,7 @@ fn sent_after(t1: Instant, t2: Instant, seq1: SeqNum, seq2: SeqNum) -> bool {
 impl Connection {
     /// `tcp_is_rack`: RACK loss detection is on (`tcp_recovery & 1`).
     pub(super) fn rack_enabled(&self) -> bool {
-        self.cfg.tcp_recovery & 0x1 != 0 && self.sack_ok
+        self.cfg.tcp_recovery & 0x1 != 0 && self.negotiated.sack_ok
     }
 
     /// `tcp_rack_advance`: a segment sent at `xmit_time` was (S)ACKed.
@@ -224,7 +224,7 @@ impl Connection {
         let er = self.cfg.tcp_early_retrans;
         if (er != 3 && er != 4)
             || self.scoreboard.packets_out == 0
-            || !self.sack_ok
+            || !self.negotiated.sack_ok
             || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
         {
             return false;

@@ -65,7 +65,7 @@ impl Connection {
                     self.set_ca_state(CaState::Open);
                 }
                 CaState::Recovery => {
-                    if !self.sack_ok {
+                    if !self.negotiated.sack_ok {
                         self.reset_reno_sack();
                     }
                     if self.try_undo_recovery() {
@@ -82,7 +82,7 @@ impl Connection {
         match self.tp.ca_state {
             CaState::Recovery => {
                 if flag & FLAG_SND_UNA_ADVANCED == 0 {
-                    if !self.sack_ok {
+                    if !self.negotiated.sack_ok {
                         self.add_reno_sack(num_dupack, ece_ack);
                     }
                 } else if v3 {
@@ -114,7 +114,7 @@ impl Connection {
             _ => fall_through = true,
         }
         if fall_through {
-            if !self.sack_ok {
+            if !self.negotiated.sack_ok {
                 if flag & FLAG_SND_UNA_ADVANCED != 0 {
                     self.reset_reno_sack();
                 }
@@ -174,7 +174,7 @@ impl Connection {
         if self.rtx.is_empty() {
             return;
         }
-        if !self.sack_ok {
+        if !self.negotiated.sack_ok {
             self.newreno_mark_lost(*ack_flag & FLAG_SND_UNA_ADVANCED != 0);
         } else if self.rack_enabled() {
             let prior_retrans = self.scoreboard.retrans_out;
@@ -201,7 +201,7 @@ impl Connection {
     /// segments lost from the head until `sacked_out − reordering` SACKed
     /// segments have been passed; on the entering ACK at least the head.
     pub(super) fn update_scoreboard(&mut self, fast_rexmit: bool) {
-        if !self.sack_ok {
+        if !self.negotiated.sack_ok {
             return;
         }
         let sacked_upto = self.scoreboard.sacked_out as i64 - self.reordering as i64;
@@ -221,7 +221,7 @@ impl Connection {
 
     /// `tcp_enter_recovery`.
     pub(super) fn enter_recovery(&mut self, ece_ack: bool) {
-        self.tp.mib.inc(if self.sack_ok { Mib::TcpExtTCPSackRecovery } else { Mib::TcpExtTCPRenoRecovery });
+        self.tp.mib.inc(if self.negotiated.sack_ok { Mib::TcpExtTCPSackRecovery } else { Mib::TcpExtTCPRenoRecovery });
         self.undo.prior_ssthresh = 0;
         self.undo.init(self.snd_una, self.scoreboard.retrans_out, self.rack.tlp_retrans_outstanding());
         if !self.in_cwnd_reduction() {
@@ -252,8 +252,8 @@ impl Connection {
         self.prr_out = 0;
         self.tp.snd_ssthresh = self.ca_ops().ssthresh();
         // tcp_ecn_queue_cwr
-        if self.ecn.ok {
-            self.ecn.queue_cwr = true;
+        if self.negotiated.ecn_ok {
+            self.ecn_queue_cwr = true;
         }
     }
 
@@ -348,7 +348,7 @@ impl Connection {
             if self.undo.prior_ssthresh > self.tp.snd_ssthresh {
                 self.tp.snd_ssthresh = self.undo.prior_ssthresh;
                 // tcp_ecn_withdraw_cwr
-                self.ecn.queue_cwr = false;
+                self.ecn_queue_cwr = false;
             }
         }
         self.snd_cwnd_stamp = self.tp.jiffies;
@@ -363,7 +363,7 @@ impl Connection {
             self.undo_cwnd_reduction(false);
             self.tp.mib.inc(mib);
         }
-        if self.snd_una == self.high_seq && !self.sack_ok {
+        if self.snd_una == self.high_seq && !self.negotiated.sack_ok {
             // Reno holds the state until something above high_seq is
             // acked, to avoid false fast retransmits (RFC 2582).
             if !self.any_retrans_done() {
@@ -414,7 +414,7 @@ impl Connection {
                 self.tp.mib.inc(Mib::TcpExtTCPSpuriousRTOs);
             }
             self.icsk_retransmits = 0;
-            if frto_undo || self.sack_ok {
+            if frto_undo || self.negotiated.sack_ok {
                 self.set_ca_state(CaState::Open);
             }
             return true;
@@ -452,7 +452,7 @@ impl Connection {
             self.try_undo_recovery();
             return;
         }
-        if !self.sack_ok {
+        if !self.negotiated.sack_ok {
             if self.snd_nxt.after(self.high_seq) && num_dupack > 0 {
                 self.add_reno_sack(num_dupack, flag & FLAG_ECE != 0);
             } else if flag & FLAG_SND_UNA_ADVANCED != 0 {
@@ -626,8 +626,8 @@ impl Connection {
         self.set_ca_state(CaState::Loss);
         self.high_seq = self.snd_nxt;
         self.rack.tlp_high_seq = None;
-        if self.ecn.ok {
-            self.ecn.queue_cwr = true;
+        if self.negotiated.ecn_ok {
+            self.ecn_queue_cwr = true;
         }
         // F-RTO step 1.
         self.frto = self.cfg.tcp_frto != 0 && (new_recovery || self.icsk_retransmits > 0);
@@ -643,7 +643,7 @@ impl Connection {
         if is_reneg {
             self.tp.mib.inc(Mib::TcpExtTCPSACKReneging);
             self.scoreboard.sacked_out = 0;
-        } else if !self.sack_ok {
+        } else if !self.negotiated.sack_ok {
             self.reset_reno_sack();
         }
         let now = self.tp.now;
