@@ -8,6 +8,35 @@ use super::rtx_queue::{LOST, SACKED_ACKED};
 use super::Connection;
 use crate::counters::Mib;
 
+/// The fields of `struct tcp_sock` and of the ACK being processed that only
+/// the older eras read, kept apart so that the current code paths show
+/// none of them.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct EraV3 {
+    /// FACK is still on for this socket (`tcp_is_fack`, ≤ 4.14): set from
+    /// `tcp_fack` with SACK, off once reordering is seen
+    /// (`tcp_disable_fack`) or a cached reordering is used.
+    pub fack: bool,
+    /// `tcp_fastretrans_alert`'s `pkts_acked` (3.x): packets the ACK being
+    /// processed acknowledged cumulatively.
+    pub pkts_acked: u32,
+    /// `prior_unsacked` of the 3.x `tcp_ack`: `packets_out − sacked_out`
+    /// before the ACK, for `newly_acked_sacked`.
+    pub prior_unsacked: u32,
+    /// `prior_in_flight` of the pre-3.16 `tcp_ack`: `tcp_packets_in_flight()`
+    /// when the ACK arrived, for the in-flight form of
+    /// `tcp_is_cwnd_limited` ([`CwndLimitedRule::InFlight`]).
+    ///
+    /// [`CwndLimitedRule::InFlight`]: crate::config::CwndLimitedRule::InFlight
+    pub prior_in_flight: u32,
+}
+
+impl EraV3 {
+    pub(super) fn new(tcp_fack: bool) -> EraV3 {
+        EraV3 { fack: tcp_fack, pkts_acked: 0, prior_unsacked: 0, prior_in_flight: 0 }
+    }
+}
+
 impl Connection {
     /// `tp->fackets_out`: packets from snd_una up to and including the
     /// highest SACKed one (`tcp_fackets_out` is sacked_out + 1 for Reno).
@@ -31,7 +60,7 @@ impl Connection {
                 Mib::TcpExtTCPTSReorder
             } else if !self.negotiated.sack_ok {
                 Mib::TcpExtTCPRenoReorder
-            } else if self.fack {
+            } else if self.v3.fack {
                 Mib::TcpExtTCPFACKReorder
             } else {
                 Mib::TcpExtTCPSACKReorder
@@ -39,7 +68,7 @@ impl Connection {
             self.tp.mib.inc(mib);
             self.reord_seen += 1;
             // tcp_disable_fack
-            self.fack = false;
+            self.v3.fack = false;
         }
     }
 
@@ -52,7 +81,7 @@ impl Connection {
         if self.scoreboard.lost_out > 0 {
             return true;
         }
-        let heuristic = if self.fack { self.fackets_out() } else { self.scoreboard.sacked_out + 1 };
+        let heuristic = if self.v3.fack { self.fackets_out() } else { self.scoreboard.sacked_out + 1 };
         if heuristic > self.reordering {
             return true;
         }
@@ -72,7 +101,7 @@ impl Connection {
             }
             return;
         }
-        if !self.fack {
+        if !self.v3.fack {
             self.update_scoreboard(fast_rexmit);
             return;
         }

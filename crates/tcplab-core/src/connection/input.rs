@@ -95,9 +95,9 @@ impl Connection {
         let prior_packets = self.scoreboard.packets_out;
         let v3 = self.cfg.ack_era == AckEra::V3_12;
         let prior_fackets = if v3 { self.fackets_out() } else { 0 };
-        self.v3_prior_unsacked =
+        self.v3.prior_unsacked =
             self.scoreboard.packets_out - self.scoreboard.sacked_out.min(self.scoreboard.packets_out);
-        self.prior_in_flight = self.packets_in_flight();
+        self.v3.prior_in_flight = self.packets_in_flight();
         let prior_lost = self.scoreboard.lost;
 
         if seg.payload_len > 0 {
@@ -197,7 +197,7 @@ impl Connection {
         }
         if self.ack_is_dubious(flag) {
             let is_dupack = (flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP) == 0) as u32;
-            self.v3_pkts_acked = pkts_acked;
+            self.v3.pkts_acked = pkts_acked;
             self.fastretrans_alert(self.snd_una, is_dupack, &mut flag, &mut rexmit);
         }
         self.process_tlp_ack(ack, flag);

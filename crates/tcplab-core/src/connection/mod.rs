@@ -54,6 +54,7 @@ use crate::metrics::TcpMetrics;
 use crate::minmax::MinRttFilter;
 use crate::rtt::RttEstimator;
 use crate::time::{Duration, Instant};
+use era_v3::EraV3;
 use negotiated::Negotiated;
 use rack::Rack;
 use receiver::Receiver;
@@ -217,15 +218,9 @@ pub struct Connection {
     rto_head_pending: bool,
     /// RACK loss detection and the tail loss probe (rack.rs).
     rack: Rack,
-    /// FACK still on for this socket (3.x; off once reordering is seen).
-    fack: bool,
-    /// 3.x `tcp_fastretrans_alert` inputs of the ACK being processed:
-    /// packets cumulatively acked, and `prior_unsacked`.
-    v3_pkts_acked: u32,
-    v3_prior_unsacked: u32,
-    /// `tcp_packets_in_flight()` when the ACK being processed arrived
-    /// (`prior_in_flight` of the pre-3.16 `tcp_ack`).
-    prior_in_flight: u32,
+    /// The state only the 3.x eras read: FACK and the older `tcp_ack`'s
+    /// inputs (era_v3.rs).
+    v3: EraV3,
     /// `dsack_dups`: segments reported duplicate by D-SACKs.
     dsack_dups: u32,
     /// `is_cwnd_limited` bookkeeping of tcp_cwnd_validate.
@@ -332,10 +327,7 @@ impl Connection {
             rto_head_pending: false,
             rack: Rack::default(),
             dsack_dups: 0,
-            fack: cfg.tcp_fack,
-            v3_pkts_acked: 0,
-            v3_prior_unsacked: 0,
-            prior_in_flight: 0,
+            v3: EraV3::new(cfg.tcp_fack),
             cwnd_usage_seq: iss,
             snd_cwnd_used: 0,
             snd_cwnd_stamp: 0,
@@ -784,7 +776,7 @@ impl Connection {
     fn negotiate(&mut self, seg: &SegmentRepr, passive: bool) {
         let o = &seg.options;
         self.negotiated.parse_syn_options(&self.cfg, o);
-        self.fack = self.cfg.tcp_fack && self.negotiated.sack_ok;
+        self.v3.fack = self.cfg.tcp_fack && self.negotiated.sack_ok;
         // tcp_sync_mss: the path MSS less the timestamp option.
         let mss = self.negotiated.mss_clamp.min(self.cfg.advmss());
         self.tp.mss_cache = mss.saturating_sub(self.negotiated.options_len()).max(8);
@@ -1073,7 +1065,7 @@ impl Connection {
         if m.reordering != 0 && self.reordering != m.reordering {
             self.reordering = m.reordering;
             // 3.x tcp_init_metrics: a cached reordering also disables FACK.
-            self.fack = false;
+            self.v3.fack = false;
         }
         self.rtt.init_metrics(m.rtt);
     }

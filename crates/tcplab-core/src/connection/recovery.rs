@@ -86,7 +86,7 @@ impl Connection {
                         self.add_reno_sack(num_dupack, ece_ack);
                     }
                 } else if v3 {
-                    do_lost = self.try_undo_partial_v3(self.v3_pkts_acked);
+                    do_lost = self.try_undo_partial_v3(self.v3.pkts_acked);
                 } else if self.try_undo_partial(prior_snd_una, &mut do_lost) {
                     return;
                 }
@@ -148,7 +148,7 @@ impl Connection {
     /// 3.x `newly_acked_sacked`: the change in un-SACKed outstanding
     /// packets (may be ≤ 0).
     fn v3_newly_acked_sacked(&self) -> i32 {
-        self.v3_prior_unsacked as i32 - (self.scoreboard.packets_out as i32 - self.scoreboard.sacked_out as i32)
+        self.v3.prior_unsacked as i32 - (self.scoreboard.packets_out as i32 - self.scoreboard.sacked_out as i32)
     }
 
     /// `tcp_force_fast_retransmit`: the highest SACK is more than
@@ -484,7 +484,7 @@ impl Connection {
     /// cwnd-limited test in force.
     pub(super) fn cong_avoid(&mut self, ack: SeqNum, acked: u32) {
         let in_flight_limit = InFlightLimit {
-            prior_in_flight: self.prior_in_flight,
+            prior_in_flight: self.v3.prior_in_flight,
             max_burst: self.reordering,
             tso_win_divisor: self.cfg.tcp_tso_win_divisor,
         };
