@@ -21,17 +21,30 @@
 //!
 //! # Layout
 //!
+//! What the connection does, by kernel function:
+//!
 //! - `input`: `tcp_ack` and its helpers (window update, SACK tagging,
 //!   cleaning the retransmit queue, RTT samples).
 //! - `recovery`: the ca_state machine (`tcp_fastretrans_alert`), PRR
-//!   reduction, undo, RTO recovery (`tcp_enter_loss`).
+//!   reduction, the undo decisions, RTO recovery (`tcp_enter_loss`).
 //! - `output`: what to send next (`tcp_write_xmit`,
-//!   `tcp_xmit_retransmit_queue`, ACKs) and segment building.
+//!   `tcp_xmit_retransmit_queue`, ACKs) and segment building; `skb`: the
+//!   write queue's skbs (`tcp_sendmsg_locked`, PSH).
 //! - `ca`: the only way to the congestion control (`ca_ops`), which
 //!   refreshes the connection state `CaCtx` copies before each hook.
-//! - `receiver`: the receive half (delayed ACK, out-of-order queue, SACK
-//!   generation).
-//! - `rtx_queue`, `timer`: data structures.
+//!
+//! Who owns which state (each file owns its type):
+//!
+//! - `rtx_queue::RtxQueue`: sent segments and their `TCPCB_*` bits;
+//!   `scoreboard::Scoreboard`: the counters those bits add up to
+//!   (`packets_out`, `sacked_out`, `lost_out`, `retrans_out`) and the hints.
+//! - `undo::Undo`: `undo_marker`, `undo_retrans`, `prior_ssthresh`,
+//!   `retrans_stamp`.
+//! - `rack::Rack`: RACK and the tail loss probe (`tlp_high_seq`).
+//! - `negotiated::Negotiated`: the options the handshake settled.
+//! - `era_v3::EraV3`: what only the 3.x eras read (FACK, `prior_unsacked`).
+//! - `receiver::Receiver`: the receive half (delayed ACK, out-of-order
+//!   queue, SACK generation); `timer::TimerTable`: the deadlines.
 
 mod ca;
 mod era_v3;

@@ -1,8 +1,10 @@
 //! The congestion state machine and loss recovery of net/ipv4/tcp_input.c
 //! (Linux 6.13 unless a knob selects an older era): `tcp_fastretrans_alert`,
 //! entering and leaving Recovery, CWR and Loss, PRR via `tcp_cwnd_reduction`,
-//! undo of spurious reductions, the SACK loss marking of RFC 6675
-//! (`tcp_mark_head_lost`), and the retransmission timeout.
+//! undo of spurious reductions (the evidence is kept by `Undo`, undo.rs),
+//! when to mark SACK losses by RFC 6675 (`tcp_update_scoreboard`; the
+//! marking itself, `tcp_mark_head_lost`, is the `Scoreboard`'s), and the
+//! retransmission timeout.
 
 use super::rtx_queue::{EVER_RETRANS, LOST, SACKED_ACKED};
 use super::timer::Timer;
