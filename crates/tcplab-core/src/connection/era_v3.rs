@@ -8,17 +8,46 @@ use super::rtx_queue::{LOST, SACKED_ACKED};
 use super::Connection;
 use crate::counters::Mib;
 
+/// The fields of `struct tcp_sock` and of the ACK being processed that only
+/// the older eras read, kept apart so that the current code paths show
+/// none of them.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct EraV3 {
+    /// FACK is still on for this socket (`tcp_is_fack`, ≤ 4.14): set from
+    /// `tcp_fack` with SACK, off once reordering is seen
+    /// (`tcp_disable_fack`) or a cached reordering is used.
+    pub fack: bool,
+    /// `tcp_fastretrans_alert`'s `pkts_acked` (3.x): packets the ACK being
+    /// processed acknowledged cumulatively.
+    pub pkts_acked: u32,
+    /// `prior_unsacked` of the 3.x `tcp_ack`: `packets_out − sacked_out`
+    /// before the ACK, for `newly_acked_sacked`.
+    pub prior_unsacked: u32,
+    /// `prior_in_flight` of the pre-3.16 `tcp_ack`: `tcp_packets_in_flight()`
+    /// when the ACK arrived, for the in-flight form of
+    /// `tcp_is_cwnd_limited` ([`CwndLimitedRule::InFlight`]).
+    ///
+    /// [`CwndLimitedRule::InFlight`]: crate::config::CwndLimitedRule::InFlight
+    pub prior_in_flight: u32,
+}
+
+impl EraV3 {
+    pub(super) fn new(tcp_fack: bool) -> EraV3 {
+        EraV3 { fack: tcp_fack, pkts_acked: 0, prior_unsacked: 0, prior_in_flight: 0 }
+    }
+}
+
 impl Connection {
     /// `tp->fackets_out`: packets from snd_una up to and including the
     /// highest SACKed one (`tcp_fackets_out` is sacked_out + 1 for Reno).
     pub(super) fn fackets_out(&self) -> u32 {
-        if !self.sack_ok {
-            return self.sacked_out + 1;
+        if !self.negotiated.sack_ok {
+            return self.scoreboard.sacked_out + 1;
         }
-        if self.sacked_out == 0 {
+        if self.scoreboard.sacked_out == 0 {
             return 0;
         }
-        self.rtx.index_after(self.highest_sack_end - 1) as u32 + 1
+        self.rtx.index_after(self.scoreboard.highest_sack_end - 1) as u32 + 1
     }
 
     /// `tcp_update_reordering` (≤ 4.14): raise `reordering` to `metric`
@@ -29,9 +58,9 @@ impl Connection {
             self.reordering = metric.min(self.cfg.tcp_max_reordering);
             let mib = if ts {
                 Mib::TcpExtTCPTSReorder
-            } else if !self.sack_ok {
+            } else if !self.negotiated.sack_ok {
                 Mib::TcpExtTCPRenoReorder
-            } else if self.fack {
+            } else if self.v3.fack {
                 Mib::TcpExtTCPFACKReorder
             } else {
                 Mib::TcpExtTCPSACKReorder
@@ -39,7 +68,7 @@ impl Connection {
             self.tp.mib.inc(mib);
             self.reord_seen += 1;
             // tcp_disable_fack
-            self.fack = false;
+            self.v3.fack = false;
         }
     }
 
@@ -49,16 +78,16 @@ impl Connection {
     /// is SACKed. (Early retransmit and the thin-stream rule are not
     /// modelled.)
     pub(super) fn time_to_recover_v3(&self) -> bool {
-        if self.lost_out > 0 {
+        if self.scoreboard.lost_out > 0 {
             return true;
         }
-        let heuristic = if self.fack { self.fackets_out() } else { self.sacked_out + 1 };
+        let heuristic = if self.v3.fack { self.fackets_out() } else { self.scoreboard.sacked_out + 1 };
         if heuristic > self.reordering {
             return true;
         }
-        let packets_out = self.packets_out;
+        let packets_out = self.scoreboard.packets_out;
         packets_out <= self.reordering
-            && self.sacked_out >= (packets_out / 2).max(self.cfg.tcp_reordering)
+            && self.scoreboard.sacked_out >= (packets_out / 2).max(self.cfg.tcp_reordering)
             && self.unsent_bytes() == 0
     }
 
@@ -66,13 +95,13 @@ impl Connection {
     /// `fackets_out − reordering` packets (at least one) are lost, SACKed or
     /// not; without FACK the RFC 6675 count of the current code.
     pub(super) fn update_scoreboard_v3(&mut self, fast_rexmit: bool) {
-        if !self.sack_ok {
+        if !self.negotiated.sack_ok {
             if self.rtx.head().is_some_and(|h| !h.is(LOST)) {
-                self.mark_skb_lost(0);
+                self.scoreboard.mark_skb_lost(&mut self.rtx, 0, &mut self.tp.mib);
             }
             return;
         }
-        if !self.fack {
+        if !self.v3.fack {
             self.update_scoreboard(fast_rexmit);
             return;
         }
@@ -85,7 +114,7 @@ impl Connection {
                 break;
             }
             if !skb.is(LOST | SACKED_ACKED) {
-                self.mark_skb_lost(idx);
+                self.scoreboard.mark_skb_lost(&mut self.rtx, idx, &mut self.tp.mib);
             }
         }
     }
@@ -94,11 +123,11 @@ impl Connection {
     /// retransmissions were unnecessary (timestamps); else report whether
     /// more must be marked lost (`failed`).
     pub(super) fn try_undo_partial_v3(&mut self, acked: u32) -> bool {
-        let fackets = if self.sack_ok { self.fackets_out() } else { self.sacked_out + 1 };
-        let mut failed = !self.sack_ok || fackets > self.reordering;
+        let fackets = if self.negotiated.sack_ok { self.fackets_out() } else { self.scoreboard.sacked_out + 1 };
+        let mut failed = !self.negotiated.sack_ok || fackets > self.reordering;
         if self.may_undo() {
             if !self.any_retrans_done() {
-                self.retrans_stamp = 0;
+                self.undo.retrans_stamp = 0;
             }
             self.update_reordering_v3(fackets + acked, true);
             self.undo_cwnd_reduction(false);

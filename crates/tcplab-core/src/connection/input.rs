@@ -4,7 +4,7 @@
 
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, SACKED_ACKED, SACKED_RETRANS};
 use super::{Connection, Rexmit};
-use crate::cc::{ca_ack, AckSample, CongestionOps};
+use crate::cc::{ca_ack, AckSample};
 use crate::config::{AckEra, AckedCount};
 use crate::counters::Mib;
 use crate::flag::*;
@@ -73,7 +73,7 @@ impl Connection {
         // RFC 793: an ACK below snd_una is old; its SACK blocks may still
         // carry news (D-SACK undo).
         if ack.before(prior_snd_una) {
-            if seg.options.sack_len > 0 && self.sack_ok {
+            if seg.options.sack_len > 0 && self.negotiated.sack_ok {
                 let st = self.sacktag(now, seg, prior_snd_una);
                 flag |= st.flag;
                 self.count_delivered(st.sack_delivered, false);
@@ -92,12 +92,13 @@ impl Connection {
             self.icsk_retransmits = 0;
         }
         let prior_fack = self.highest_sack_seq();
-        let prior_packets = self.packets_out;
+        let prior_packets = self.scoreboard.packets_out;
         let v3 = self.cfg.ack_era == AckEra::V3_12;
         let prior_fackets = if v3 { self.fackets_out() } else { 0 };
-        self.v3_prior_unsacked = self.packets_out - self.sacked_out.min(self.packets_out);
-        self.prior_in_flight = self.packets_in_flight();
-        let prior_lost = self.lost;
+        self.v3.prior_unsacked =
+            self.scoreboard.packets_out - self.scoreboard.sacked_out.min(self.scoreboard.packets_out);
+        self.v3.prior_in_flight = self.packets_in_flight();
+        let prior_lost = self.scoreboard.lost;
 
         if seg.payload_len > 0 {
             flag |= FLAG_DATA;
@@ -105,12 +106,12 @@ impl Connection {
         flag |= self.ack_update_window(seg);
 
         let mut sack = SackState::new(self.snd_nxt);
-        if seg.options.sack_len > 0 && self.sack_ok {
+        if seg.options.sack_len > 0 && self.negotiated.sack_ok {
             sack = self.sacktag(now, seg, prior_snd_una);
             flag |= sack.flag;
         }
         let fackets_pre_clean = if v3 { self.fackets_out() } else { 0 };
-        let ece = seg.flags.ece() && self.ecn.ok && !seg.flags.syn();
+        let ece = seg.flags.ece() && self.negotiated.ecn_ok && !seg.flags.syn();
         if ece {
             flag |= FLAG_ECE;
         }
@@ -124,8 +125,7 @@ impl Connection {
         if ece {
             ack_ev |= ca_ack::ECE;
         }
-        self.sync_ca_ctx();
-        self.cc.in_ack_event(&mut self.tp, ack_ev);
+        self.ca_ops().in_ack_event(ack_ev);
 
         if prior_packets == 0 {
             // no_queue: nothing was outstanding.
@@ -139,7 +139,7 @@ impl Connection {
         }
 
         self.tcp_clean_rtx_queue(now, prior_fack, &mut sack, &mut flag);
-        let pkts_acked = prior_packets - self.packets_out.min(prior_packets);
+        let pkts_acked = prior_packets - self.scoreboard.packets_out.min(prior_packets);
         if v3 {
             // 3.x: a non-retransmitted hole filled cumulatively is reordering.
             if sack.reord_pkts < prior_fackets {
@@ -158,12 +158,12 @@ impl Connection {
         if flag & FLAG_SET_XMIT_TIMER != 0 && !self.schedule_loss_probe(true) {
             self.rearm_rto(now);
         }
-        if self.packets_out == 0 && self.timers.pending().is_some_and(|t| t != super::Timer::Probe0) {
+        if self.scoreboard.packets_out == 0 && self.timers.pending().is_some_and(|t| t != super::Timer::Probe0) {
             self.timers.clear();
         }
 
         let delivered = self.note_delivered(prior_delivered, ece);
-        let newly_lost = self.lost.wrapping_sub(prior_lost);
+        let newly_lost = self.scoreboard.lost.wrapping_sub(prior_lost);
         self.cong_control(ack, delivered, newly_lost, flag);
         self.rexmit = rexmit;
         if flag & FLAG_ACKED != 0 {
@@ -197,14 +197,14 @@ impl Connection {
         }
         if self.ack_is_dubious(flag) {
             let is_dupack = (flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP) == 0) as u32;
-            self.v3_pkts_acked = pkts_acked;
+            self.v3.pkts_acked = pkts_acked;
             self.fastretrans_alert(self.snd_una, is_dupack, &mut flag, &mut rexmit);
         }
         self.process_tlp_ack(ack, flag);
         if flag & FLAG_SET_XMIT_TIMER != 0 && !self.schedule_loss_probe(true) {
             self.rearm_rto(now);
         }
-        if self.packets_out == 0 && self.timers.pending().is_some_and(|t| t != super::Timer::Probe0) {
+        if self.scoreboard.packets_out == 0 && self.timers.pending().is_some_and(|t| t != super::Timer::Probe0) {
             self.timers.clear();
         }
         if self.tp.snd_cwnd == 0 {
@@ -248,7 +248,7 @@ impl Connection {
     /// newer (`tcp_may_update_window`), and advance snd_una.
     fn ack_update_window(&mut self, seg: &SegmentRepr) -> u32 {
         let mut flag = 0;
-        let nwin = if seg.flags.syn() { seg.window as u32 } else { (seg.window as u32) << self.snd_wscale };
+        let nwin = self.negotiated.scaled_window(seg.window, seg.flags.syn());
         let ack = seg.ack;
         let may_update = ack.after(self.snd_una)
             || seg.seq.after(self.snd_wl1)
@@ -270,16 +270,12 @@ impl Connection {
 
     /// `tcp_highest_sack_seq`.
     pub(super) fn highest_sack_seq(&self) -> SeqNum {
-        if self.sacked_out == 0 || !self.sack_ok {
-            self.snd_una
-        } else {
-            self.highest_sack_end
-        }
+        self.scoreboard.highest_sack_seq(self.snd_una, self.negotiated.sack_ok)
     }
 
     /// `tcp_ack_probe`: with a zero window and data waiting, probe.
     fn ack_probe(&mut self, now: Instant) {
-        if self.unsent_bytes() > 0 && self.snd_wnd == 0 && self.packets_out == 0 {
+        if self.unsent_bytes() > 0 && self.snd_wnd == 0 && self.scoreboard.packets_out == 0 {
             if !self.timers.is_set(super::Timer::Probe0) {
                 let when = self.rtt.rto_backed_off(self.icsk_backoff);
                 self.timers.set_xmit(super::Timer::Probe0, now + when);
@@ -294,7 +290,7 @@ impl Connection {
 
     /// `tcp_rearm_rto`: restart the retransmission timer from now.
     pub(super) fn rearm_rto(&mut self, now: Instant) {
-        if self.packets_out == 0 {
+        if self.scoreboard.packets_out == 0 {
             self.timers.stop(super::Timer::Retrans);
             return;
         }
@@ -383,7 +379,7 @@ impl Connection {
             }
         }
         // Reordering, unless an RTO threw away the SACK state.
-        if self.tp.ca_state != crate::cc::CaState::Loss || self.undo_marker.is_some() {
+        if self.tp.ca_state != crate::cc::CaState::Loss || self.undo.undo_marker.is_some() {
             if v3 {
                 let fackets = self.fackets_out();
                 if st.reord_pkts < fackets {
@@ -404,11 +400,11 @@ impl Connection {
         if start.after_eq(self.snd_una) {
             return true;
         }
-        if !is_dsack || self.undo_marker.is_none() {
+        if !is_dsack || self.undo.undo_marker.is_none() {
             return false;
         }
         // A D-SACK below snd_una must be above undo_marker and within a window.
-        let undo = self.undo_marker.unwrap_or(self.snd_una);
+        let undo = self.undo.undo_marker.unwrap_or(self.snd_una);
         if !end.after(undo) {
             return false;
         }
@@ -440,11 +436,7 @@ impl Connection {
             return false;
         }
         // D-SACK of data below snd_una: one more spurious retransmission.
-        if let Some(undo) = self.undo_marker {
-            if self.undo_retrans > 0 && first.end.before_eq(prior_snd_una) && first.end.after(undo) {
-                self.undo_retrans = (self.undo_retrans - dup_segs as i32).max(0);
-            }
-        }
+        self.undo.dsack_below_una(first.end, prior_snd_una, dup_segs);
         true
     }
 
@@ -463,7 +455,7 @@ impl Connection {
         let mut dup_segs = 1;
         if len > mss {
             dup_segs = len.div_ceil(mss);
-        } else if self.tlp_high_seq == Some(end) {
+        } else if self.rack.tlp_high_seq == Some(end) {
             st.flag |= FLAG_DSACK_TLP;
         }
         self.dsack_dups = self.dsack_dups.wrapping_add(dup_segs);
@@ -493,11 +485,7 @@ impl Connection {
     ) -> u8 {
         // A D-SACK for a retransmitted segment: one spurious retransmission.
         if dup_sack && sacked & RETRANS != 0 {
-            if let Some(undo) = self.undo_marker {
-                if self.undo_retrans > 0 && end_seq.after(undo) {
-                    self.undo_retrans -= 1;
-                }
-            }
+            self.undo.dsack_retrans(end_seq);
             if sacked & SACKED_ACKED != 0 {
                 if start_seq.before(st.reord) {
                     st.reord = start_seq;
@@ -514,8 +502,8 @@ impl Connection {
                 // A retransmission was SACKed: it is out of the network.
                 if sacked & LOST != 0 {
                     sacked &= !(LOST | SACKED_RETRANS);
-                    self.lost_out = self.lost_out.saturating_sub(1);
-                    self.retrans_out = self.retrans_out.saturating_sub(1);
+                    self.scoreboard.lost_out = self.scoreboard.lost_out.saturating_sub(1);
+                    self.scoreboard.retrans_out = self.scoreboard.retrans_out.saturating_sub(1);
                 }
             } else {
                 if sacked & RETRANS == 0 {
@@ -538,27 +526,18 @@ impl Connection {
                 }
                 if sacked & LOST != 0 {
                     sacked &= !LOST;
-                    self.lost_out = self.lost_out.saturating_sub(1);
+                    self.scoreboard.lost_out = self.scoreboard.lost_out.saturating_sub(1);
                 }
             }
             sacked |= SACKED_ACKED;
             st.flag |= FLAG_DATA_SACKED;
-            self.sacked_out += 1;
             st.sack_delivered += 1;
-            // Keep the lost-marking cursor's SACK count consistent.
-            if let Some((hint_seq, cnt)) = self.lost_hint {
-                if start_seq.before(hint_seq) {
-                    self.lost_hint = Some((hint_seq, cnt + 1));
-                }
-            }
-            if self.sacked_out == 1 || end_seq.after(self.highest_sack_end) {
-                self.highest_sack_end = end_seq;
-            }
+            self.scoreboard.sacked(start_seq, end_seq);
         }
         // D-SACK of a retransmission we still count in flight: it left.
         if dup_sack && sacked & SACKED_RETRANS != 0 {
             sacked &= !SACKED_RETRANS;
-            self.retrans_out = self.retrans_out.saturating_sub(1);
+            self.scoreboard.retrans_out = self.scoreboard.retrans_out.saturating_sub(1);
         }
         sacked
     }
@@ -612,7 +591,7 @@ impl Connection {
             let sacked = skb.sacked;
             if sacked & RETRANS != 0 {
                 if sacked & SACKED_RETRANS != 0 {
-                    self.retrans_out = self.retrans_out.saturating_sub(1);
+                    self.scoreboard.retrans_out = self.scoreboard.retrans_out.saturating_sub(1);
                 }
                 *flag |= FLAG_RETRANS_DATA_ACKED;
             } else if sacked & SACKED_ACKED == 0 {
@@ -629,30 +608,26 @@ impl Connection {
                 }
             }
             if sacked & SACKED_ACKED != 0 {
-                self.sacked_out = self.sacked_out.saturating_sub(1);
-            } else if self.sack_ok {
+                self.scoreboard.sacked_out = self.scoreboard.sacked_out.saturating_sub(1);
+            } else if self.negotiated.sack_ok {
                 sack.rate_skb_delivered(skb.xmit_time, skb.end_seq, skb.tx_delivered);
                 self.count_delivered(1, ece);
                 self.rack_advance(sacked, skb.end_seq, skb.xmit_time);
             }
             if sacked & LOST != 0 {
-                self.lost_out = self.lost_out.saturating_sub(1);
+                self.scoreboard.lost_out = self.scoreboard.lost_out.saturating_sub(1);
             }
-            self.packets_out = self.packets_out.saturating_sub(1);
+            self.scoreboard.packets_out = self.scoreboard.packets_out.saturating_sub(1);
             pkts_acked += 1;
             if skb.syn {
                 *flag |= FLAG_SYN_ACKED;
             } else {
                 *flag |= FLAG_DATA_ACKED;
             }
-            if let Some((hint, _)) = self.lost_hint {
-                if !hint.after(skb.seq) {
-                    self.lost_hint = None;
-                }
-            }
+            self.scoreboard.unlinked(skb.seq);
         }
-        if self.retransmit_hint.before(self.snd_una) {
-            self.retransmit_hint = self.snd_una;
+        if self.scoreboard.retransmit_hint.before(self.snd_una) {
+            self.scoreboard.retransmit_hint = self.snd_una;
         }
         if self.rtx.head().is_some_and(|h| h.is(SACKED_ACKED)) {
             *flag |= FLAG_SACK_RENEGING;
@@ -677,7 +652,7 @@ impl Connection {
 
         if *flag & FLAG_ACKED != 0 {
             *flag |= FLAG_SET_XMIT_TIMER;
-            if !self.sack_ok {
+            if !self.negotiated.sack_ok {
                 self.remove_reno_sacks(pkts_acked, ece);
             } else if self.cfg.ack_era == AckEra::V3_12 {
                 // tcp_update_reordering runs in tcp_ack (needs fackets_out).
@@ -695,20 +670,10 @@ impl Connection {
             }
         }
 
-        self.sync_ca_ctx();
         let sample = AckSample { pkts_acked, rtt_us: rs_rtt_us, in_flight: self.packets_in_flight() };
-        self.cc.pkts_acked(&mut self.tp, &sample);
+        self.ca_ops().pkts_acked(&sample);
 
-        // FASTRETRANS_DEBUG (1 by default): with nothing left in flight a
-        // SACK connection zeroes counters that leaked, e.g. a retransmission
-        // still flagged SACKED_RETRANS after an undo and counted again when
-        // the RTO resent it ("Leak r=").
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_clean_rtx_queue
-        if self.packets_out == 0 && self.sack_ok {
-            self.lost_out = 0;
-            self.sacked_out = 0;
-            self.retrans_out = 0;
-        }
+        self.scoreboard.clear_leaks(self.negotiated.sack_ok);
     }
 
     /// `tcp_ack_update_rtt`: choose the RTT sample (sequence, then SACK,
@@ -747,10 +712,10 @@ impl Connection {
         if num_dupack == 0 {
             return;
         }
-        let prior_sacked = self.sacked_out;
-        self.sacked_out += num_dupack;
+        let prior_sacked = self.scoreboard.sacked_out;
+        self.scoreboard.sacked_out += num_dupack;
         self.check_reno_reordering(0);
-        let delivered = self.sacked_out.saturating_sub(prior_sacked);
+        let delivered = self.scoreboard.sacked_out.saturating_sub(prior_sacked);
         if delivered > 0 {
             self.count_delivered(delivered, ece);
         }
@@ -760,26 +725,26 @@ impl Connection {
     /// hole; the rest were already counted by duplicate ACKs.
     fn remove_reno_sacks(&mut self, acked: u32, ece: bool) {
         if acked > 0 {
-            self.count_delivered(acked.saturating_sub(self.sacked_out).max(1), ece);
-            self.sacked_out = self.sacked_out.saturating_sub(acked - 1);
+            self.count_delivered(acked.saturating_sub(self.scoreboard.sacked_out).max(1), ece);
+            self.scoreboard.sacked_out = self.scoreboard.sacked_out.saturating_sub(acked - 1);
         }
         self.check_reno_reordering(acked);
     }
 
     /// `tcp_reset_reno_sack`.
     pub(super) fn reset_reno_sack(&mut self) {
-        self.sacked_out = 0;
+        self.scoreboard.sacked_out = 0;
     }
 
     /// `tcp_check_reno_reordering` / `tcp_limit_reno_sacked`: more
     /// duplicate ACKs than holes can explain means reordering.
     fn check_reno_reordering(&mut self, addend: u32) {
-        let holes = self.lost_out.max(1).min(self.packets_out);
-        if self.sacked_out + holes <= self.packets_out {
+        let holes = self.scoreboard.lost_out.max(1).min(self.scoreboard.packets_out);
+        if self.scoreboard.sacked_out + holes <= self.scoreboard.packets_out {
             return;
         }
-        self.sacked_out = self.packets_out - holes;
-        self.reordering = (self.packets_out + addend).min(self.cfg.tcp_max_reordering);
+        self.scoreboard.sacked_out = self.scoreboard.packets_out - holes;
+        self.reordering = (self.scoreboard.packets_out + addend).min(self.cfg.tcp_max_reordering);
         self.reord_seen += 1;
         self.tp.mib.inc(Mib::TcpExtTCPRenoReorder);
     }
@@ -787,6 +752,6 @@ impl Connection {
     /// Marks `EVER_RETRANS`-aware helper: any retransmission outstanding or
     /// the head was ever retransmitted (`tcp_any_retrans_done`).
     pub(super) fn any_retrans_done(&self) -> bool {
-        self.retrans_out > 0 || self.rtx.head().is_some_and(|h| h.is(EVER_RETRANS))
+        self.scoreboard.retrans_out > 0 || self.rtx.head().is_some_and(|h| h.is(EVER_RETRANS))
     }
 }

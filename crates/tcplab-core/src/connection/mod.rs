@@ -21,38 +21,61 @@
 //!
 //! # Layout
 //!
+//! What the connection does, by kernel function:
+//!
 //! - `input`: `tcp_ack` and its helpers (window update, SACK tagging,
 //!   cleaning the retransmit queue, RTT samples).
 //! - `recovery`: the ca_state machine (`tcp_fastretrans_alert`), PRR
-//!   reduction, undo, RTO recovery (`tcp_enter_loss`).
+//!   reduction, the undo decisions, RTO recovery (`tcp_enter_loss`).
 //! - `output`: what to send next (`tcp_write_xmit`,
-//!   `tcp_xmit_retransmit_queue`, ACKs) and segment building.
-//! - `receiver`: the receive half (delayed ACK, out-of-order queue, SACK
-//!   generation).
-//! - `rtx_queue`, `timer`: data structures.
+//!   `tcp_xmit_retransmit_queue`, ACKs) and segment building; `skb`: the
+//!   write queue's skbs (`tcp_sendmsg_locked`, PSH).
+//! - `ca`: the only way to the congestion control (`ca_ops`), which
+//!   refreshes the connection state `CaCtx` copies before each hook.
+//!
+//! Who owns which state (each file owns its type):
+//!
+//! - `rtx_queue::RtxQueue`: sent segments and their `TCPCB_*` bits;
+//!   `scoreboard::Scoreboard`: the counters those bits add up to
+//!   (`packets_out`, `sacked_out`, `lost_out`, `retrans_out`) and the hints.
+//! - `undo::Undo`: `undo_marker`, `undo_retrans`, `prior_ssthresh`,
+//!   `retrans_stamp`.
+//! - `rack::Rack`: RACK and the tail loss probe (`tlp_high_seq`).
+//! - `negotiated::Negotiated`: the options the handshake settled.
+//! - `era_v3::EraV3`: what only the 3.x eras read (FACK, `prior_unsacked`).
+//! - `receiver::Receiver`: the receive half (delayed ACK, out-of-order
+//!   queue, SACK generation); `timer::TimerTable`: the deadlines.
 
+mod ca;
 mod era_v3;
 mod input;
+mod negotiated;
 mod output;
 mod rack;
 mod receiver;
 mod recovery;
 mod rtx_queue;
+mod scoreboard;
 mod skb;
 mod timer;
+mod undo;
 
-use crate::cc::{AnyCc, CaCtx, CaEvent, CaState, CongestionOps, TCP_INFINITE_SSTHRESH};
+use crate::cc::{CaCtx, CaEvent, CaState, TCP_INFINITE_SSTHRESH};
 use crate::config::TcpConfig;
 use crate::counters::{Counters, Mib};
 use crate::metrics::TcpMetrics;
 use crate::minmax::MinRttFilter;
 use crate::rtt::RttEstimator;
 use crate::time::{Duration, Instant};
+use era_v3::EraV3;
+use negotiated::Negotiated;
 use rack::Rack;
 use receiver::Receiver;
 use rtx_queue::RtxQueue;
+use scoreboard::Scoreboard;
 use tcplab_wire::{SegmentRepr, SeqNum, TcpFlags};
 use timer::{Timer, TimerTable};
+use undo::Undo;
 
 /// RFC 793 connection states (Linux `TCP_*`, include/net/tcp_states.h).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -149,15 +172,6 @@ enum Rexmit {
     New,
 }
 
-/// ECN state of the sending half (`tp->ecn_flags`, include/net/tcp.h).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-struct EcnFlags {
-    /// `TCP_ECN_OK`: negotiated.
-    ok: bool,
-    /// `TCP_ECN_QUEUE_CWR`: put CWR on the next new data segment.
-    queue_cwr: bool,
-}
-
 /// One TCP endpoint. See the module docs for the calling protocol.
 pub struct Connection {
     cfg: TcpConfig,
@@ -165,17 +179,15 @@ pub struct Connection {
     local_port: u16,
     remote_port: u16,
 
-    // ---- negotiated at the handshake ----
+    // ---- the handshake ----
     iss: SeqNum,
-    sack_ok: bool,
-    tstamp_ok: bool,
-    /// Peer's window shift (`rx_opt.snd_wscale`).
-    snd_wscale: u8,
-    /// Peer's MSS option (`rx_opt.mss_clamp`).
-    mss_clamp: u32,
-    ecn: EcnFlags,
+    /// The options both ends agreed on (negotiated.rs).
+    negotiated: Negotiated,
     /// We asked for ECN on our SYN.
     ecn_requested: bool,
+    /// `TCP_ECN_QUEUE_CWR` in `tp->ecn_flags`: put CWR on the next new
+    /// data segment (after a reduction).
+    ecn_queue_cwr: bool,
     /// TCP timestamp clock offset (`tp->tsoffset`).
     ts_offset: u32,
 
@@ -193,57 +205,37 @@ pub struct Connection {
     sk_sndbuf: u32,
 
     // ---- congestion control ----
+    /// `struct tcp_sock`'s cwnd fields, `delivered`, the clock and the MIB:
+    /// the real storage of what congestion control may read or write. Its
+    /// copies of connection state (`snd_una`, `packets_out`, `srtt_us`, …)
+    /// are current only inside a hook: read their owners instead.
     tp: CaCtx,
-    cc: AnyCc,
+    /// Reached only through [`ca_ops`](Connection::ca_ops) (ca.rs).
+    cc: ca::CongestionControl,
 
     // ---- loss recovery (tcp_sock) ----
     rtx: RtxQueue,
-    packets_out: u32,
-    sacked_out: u32,
-    lost_out: u32,
-    retrans_out: u32,
+    /// What the retransmit queue's `TCPCB_*` bits add up to (scoreboard.rs).
+    scoreboard: Scoreboard,
     total_retrans: u32,
-    /// `tp->lost`: packets ever marked lost.
-    lost: u32,
     reordering: u32,
     reord_seen: u32,
     high_seq: SeqNum,
-    /// `undo_marker`, `None` when 0 in Linux.
-    undo_marker: Option<SeqNum>,
-    undo_retrans: i32,
-    prior_ssthresh: u32,
-    /// `retrans_stamp` in TCP timestamp units; 0 = none.
-    retrans_stamp: u32,
+    /// What undoing a spurious reduction needs (undo.rs).
+    undo: Undo,
     prr_delivered: u32,
     prr_out: u32,
-    /// End of the highest SACKed segment (`tcp_highest_sack_seq`).
-    highest_sack_end: SeqNum,
-    /// `lost_skb_hint` (as a sequence number) and `lost_cnt_hint`.
-    lost_hint: Option<(SeqNum, u32)>,
-    /// Nothing below this may need retransmission (`retransmit_skb_hint`).
-    retransmit_hint: SeqNum,
     frto: bool,
     rexmit: Rexmit,
     /// The RTO handler retransmits the head outside tcp_xmit_retransmit_queue.
     rto_head_pending: bool,
+    /// RACK loss detection and the tail loss probe (rack.rs).
     rack: Rack,
-    /// FACK still on for this socket (3.x; off once reordering is seen).
-    fack: bool,
-    /// 3.x `tcp_fastretrans_alert` inputs of the ACK being processed:
-    /// packets cumulatively acked, and `prior_unsacked`.
-    v3_pkts_acked: u32,
-    v3_prior_unsacked: u32,
-    /// `tcp_packets_in_flight()` when the ACK being processed arrived
-    /// (`prior_in_flight` of the pre-3.16 `tcp_ack`).
-    prior_in_flight: u32,
+    /// The state only the 3.x eras read: FACK and the older `tcp_ack`'s
+    /// inputs (era_v3.rs).
+    v3: EraV3,
     /// `dsack_dups`: segments reported duplicate by D-SACKs.
     dsack_dups: u32,
-    /// `tlp_high_seq`: snd_nxt when the outstanding loss probe was sent.
-    tlp_high_seq: Option<SeqNum>,
-    /// The outstanding probe was a retransmission (`tlp_retrans`).
-    tlp_retrans: bool,
-    /// The probe timer fired; the output path sends the probe.
-    tlp_pending: bool,
     /// `is_cwnd_limited` bookkeeping of tcp_cwnd_validate.
     cwnd_usage_seq: SeqNum,
     snd_cwnd_used: u32,
@@ -305,27 +297,24 @@ pub struct Connection {
 
 impl Connection {
     fn new(cfg: &TcpConfig, local_port: u16, remote_port: u16, iss: SeqNum, state: TcpState) -> Connection {
-        let mut tp = CaCtx {
+        let tp = CaCtx {
             snd_cwnd: cfg.initcwnd.max(1),
             hz: cfg.hz,
             mss_cache: cfg.advmss().saturating_sub(if cfg.tcp_timestamps { 12 } else { 0 }).max(1),
+            snd_una: iss,
+            snd_nxt: iss,
             ..CaCtx::default()
         };
-        tp.snd_una = iss;
-        tp.snd_nxt = iss;
-        let cc = AnyCc::new(&cfg.congestion_control);
+        let cc = ca::CongestionControl::new(&cfg.congestion_control);
         Connection {
             cfg: cfg.clone(),
             state,
             local_port,
             remote_port,
             iss,
-            sack_ok: false,
-            tstamp_ok: false,
-            snd_wscale: 0,
-            mss_clamp: 536,
-            ecn: EcnFlags::default(),
+            negotiated: Negotiated::default(),
             ecn_requested: false,
+            ecn_queue_cwr: false,
             ts_offset: iss.0.rotate_left(13) | 1,
             snd_una: iss,
             snd_nxt: iss,
@@ -338,36 +327,20 @@ impl Connection {
             tp,
             cc,
             rtx: RtxQueue::with_capacity(64),
-            packets_out: 0,
-            sacked_out: 0,
-            lost_out: 0,
-            retrans_out: 0,
+            scoreboard: Scoreboard::new(iss),
             total_retrans: 0,
-            lost: 0,
             reordering: cfg.tcp_reordering.max(1),
             reord_seen: 0,
             high_seq: iss,
-            undo_marker: None,
-            undo_retrans: 0,
-            prior_ssthresh: 0,
-            retrans_stamp: 0,
+            undo: Undo::default(),
             prr_delivered: 0,
             prr_out: 0,
-            highest_sack_end: iss,
-            lost_hint: None,
-            retransmit_hint: iss,
             frto: false,
             rexmit: Rexmit::None,
             rto_head_pending: false,
             rack: Rack::default(),
             dsack_dups: 0,
-            fack: cfg.tcp_fack,
-            v3_pkts_acked: 0,
-            v3_prior_unsacked: 0,
-            prior_in_flight: 0,
-            tlp_high_seq: None,
-            tlp_retrans: false,
-            tlp_pending: false,
+            v3: EraV3::new(cfg.tcp_fack),
             cwnd_usage_seq: iss,
             snd_cwnd_used: 0,
             snd_cwnd_stamp: 0,
@@ -464,7 +437,7 @@ impl Connection {
     }
     /// `tcp_packets_in_flight()`: packets_out − (sacked_out + lost_out) + retrans_out.
     pub fn packets_in_flight(&self) -> u32 {
-        (self.packets_out + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+        self.scoreboard.in_flight()
     }
 
     /// `tcp_get_info()` as of the last input.
@@ -486,10 +459,10 @@ impl Connection {
             rttvar_us: self.rtt.mdev_us() >> 2,
             min_rtt_us: self.min_rtt.get(),
             reordering: self.reordering,
-            unacked: self.packets_out,
-            sacked: self.sacked_out,
-            lost: self.lost_out,
-            retrans: self.retrans_out,
+            unacked: self.scoreboard.packets_out,
+            sacked: self.scoreboard.sacked_out,
+            lost: self.scoreboard.lost_out,
+            retrans: self.scoreboard.retrans_out,
             total_retrans: self.total_retrans,
             delivered: self.tp.delivered,
             delivered_ce: self.tp.delivered_ce,
@@ -734,11 +707,12 @@ impl Connection {
     pub fn handle_segment(&mut self, now: Instant, seg: &SegmentRepr) {
         self.set_now(now);
         self.tp.mib.inc(Mib::TcpInSegs);
-        self.rcv_tsecr = if self.tstamp_ok || self.state == TcpState::SynSent || self.state == TcpState::Listen {
-            seg.options.timestamp.map(|(_, ecr)| ecr)
-        } else {
-            None
-        };
+        self.rcv_tsecr =
+            if self.negotiated.tstamp_ok || self.state == TcpState::SynSent || self.state == TcpState::Listen {
+                seg.options.timestamp.map(|(_, ecr)| ecr)
+            } else {
+                None
+            };
         let prior_received = self.rcv.bytes_received();
         self.sq.xmit_owed = true;
         // tcp_ack: an ACK neither old nor ahead of snd_nxt answers the
@@ -807,7 +781,7 @@ impl Connection {
         // the sysctl allows and the SYN is not ECT (RFC 3168 forbids ECT
         // SYNs), or if our congestion control needs ECN (DCTCP).
         let th_ecn = seg.flags.ece() && seg.flags.cwr();
-        self.ecn.ok = th_ecn && ((!seg.ecn.is_ect() && self.cfg.tcp_ecn != 0) || self.cc.needs_ecn());
+        self.negotiated.ecn_ok = th_ecn && ((!seg.ecn.is_ect() && self.cfg.tcp_ecn != 0) || self.cc.needs_ecn());
         self.snd_wnd = seg.window as u32;
         self.max_window = self.snd_wnd;
         self.snd_wl1 = seg.seq;
@@ -820,17 +794,11 @@ impl Connection {
     /// `tcp_openreq_init` / `tcp_rcv_synsent_state_process`).
     fn negotiate(&mut self, seg: &SegmentRepr, passive: bool) {
         let o = &seg.options;
-        self.sack_ok = self.cfg.tcp_sack && o.sack_permitted;
-        self.fack = self.cfg.tcp_fack && self.sack_ok;
-        self.tstamp_ok = self.cfg.tcp_timestamps && o.timestamp.is_some();
-        self.snd_wscale = match (self.cfg.tcp_window_scaling, o.wscale) {
-            (true, Some(s)) => s.min(14),
-            _ => 0,
-        };
-        self.mss_clamp = o.mss.map(u32::from).unwrap_or(536).max(48);
+        self.negotiated.parse_syn_options(&self.cfg, o);
+        self.v3.fack = self.cfg.tcp_fack && self.negotiated.sack_ok;
         // tcp_sync_mss: the path MSS less the timestamp option.
-        let mss = self.mss_clamp.min(self.cfg.advmss());
-        self.tp.mss_cache = mss.saturating_sub(if self.tstamp_ok { 12 } else { 0 }).max(8);
+        let mss = self.negotiated.mss_clamp.min(self.cfg.advmss());
+        self.tp.mss_cache = mss.saturating_sub(self.negotiated.options_len()).max(8);
         self.rcv.on_syn(seg.seq, o, passive);
     }
 
@@ -855,7 +823,7 @@ impl Connection {
             return;
         }
         // tcp_ecn_rcv_synack: ECE without CWR confirms.
-        self.ecn.ok = self.ecn_requested && seg.flags.ece() && !seg.flags.cwr();
+        self.negotiated.ecn_ok = self.ecn_requested && seg.flags.ece() && !seg.flags.cwr();
         self.snd_wnd = seg.window as u32;
         self.max_window = self.snd_wnd;
         self.snd_wl1 = seg.seq;
@@ -903,7 +871,7 @@ impl Connection {
                 self.reset_unexpected(seg);
                 return;
             }
-            self.snd_wnd = (seg.window as u32) << self.snd_wscale;
+            self.snd_wnd = self.negotiated.scaled_window(seg.window, false);
             self.snd_wl1 = seg.seq;
             self.tcp_ack(now, seg);
             self.state = TcpState::Established;
@@ -924,8 +892,7 @@ impl Connection {
         let out = self.rcv.on_segment(now, seg, &env, &mut self.timers, &mut self.tp.mib);
         if let Some(ce) = out.ce {
             if self.cc.needs_ecn() {
-                self.sync_ca_ctx();
-                self.cc.cwnd_event(&mut self.tp, if ce { CaEvent::EcnIsCe } else { CaEvent::EcnNoCe });
+                self.ca_ops().cwnd_event(if ce { CaEvent::EcnIsCe } else { CaEvent::EcnNoCe });
                 self.dctcp_ce_state(ce);
             }
         }
@@ -994,7 +961,7 @@ impl Connection {
         receiver::RcvEnv {
             srtt_us: self.rtt.srtt_us() >> 3,
             rto: self.rtt.rto(),
-            ecn_ok: self.ecn.ok,
+            ecn_ok: self.negotiated.ecn_ok,
             ca_needs_ecn: self.cc.needs_ecn(),
             tsval_now: self.ts_now(),
             old_ack: false,
@@ -1015,32 +982,13 @@ impl Connection {
         // handshake RTT sample) TCP_TIMEOUT_FALLBACK.
         self.init_metrics();
         self.snd_cwnd_stamp = self.tp.jiffies;
-        self.tp.ecn_ok = self.ecn.ok;
-        self.sync_ca_ctx();
-        self.cc.init(&mut self.tp);
+        self.tp.ecn_ok = self.negotiated.ecn_ok;
+        self.ca_ops().init();
         self.update_pacing_rate();
         self.sndbuf_expand();
-        if self.packets_out == 0 {
+        if self.scoreboard.packets_out == 0 {
             self.timers.stop(Timer::Retrans);
         }
-    }
-
-    /// Refreshes the read-only snapshot fields of [`CaCtx`] before a hook.
-    fn sync_ca_ctx(&mut self) {
-        let t = &mut self.tp;
-        t.packets_in_flight = (self.packets_out + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out);
-        t.packets_out = self.packets_out;
-        t.snd_una = self.snd_una;
-        t.snd_nxt = self.snd_nxt;
-        t.srtt_us = self.rtt.srtt_us();
-        t.rcv_mss = self.rcv.rcv_mss();
-    }
-
-    /// `tcp_set_ca_state`: tell the congestion control, then switch.
-    fn set_ca_state(&mut self, s: CaState) {
-        self.sync_ca_ctx();
-        self.cc.set_state(&mut self.tp, s);
-        self.tp.ca_state = s;
     }
 
     /// `tcp_update_pacing_rate` (tcp_input.c): 200 % of cwnd·mss/srtt in
@@ -1051,7 +999,7 @@ impl Connection {
         } else {
             self.cfg.tcp_pacing_ca_ratio
         };
-        let pkts = self.tp.snd_cwnd.max(self.packets_out);
+        let pkts = self.tp.snd_cwnd.max(self.scoreboard.packets_out);
         self.tp.pacing_rate = pacing_rate(self.tp.mss_cache, ratio, pkts, self.rtt.srtt_us());
     }
 
@@ -1136,7 +1084,7 @@ impl Connection {
         if m.reordering != 0 && self.reordering != m.reordering {
             self.reordering = m.reordering;
             // 3.x tcp_init_metrics: a cached reordering also disables FACK.
-            self.fack = false;
+            self.v3.fack = false;
         }
         self.rtt.init_metrics(m.rtt);
     }

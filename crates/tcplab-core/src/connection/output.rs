@@ -16,7 +16,7 @@ use super::skb::{TCP_CHRONO_BUSY, TCP_CHRONO_RWND_LIMITED, TCP_CHRONO_SNDBUF_LIM
 use super::skb::{TCP_NAGLE_CORK, TCP_NAGLE_OFF, TCP_NAGLE_PUSH};
 use super::timer::Timer;
 use super::{Connection, Rexmit, TcpState};
-use crate::cc::{CaEvent, CaState, CongestionOps};
+use crate::cc::{CaEvent, CaState};
 use crate::counters::Mib;
 use crate::time::Instant;
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum, TcpFlags, TcpOptions};
@@ -82,7 +82,7 @@ impl Connection {
             } else {
                 seg.flags.remove(TcpFlags::ECE);
             }
-            if self.cc.needs_ecn() && self.ecn.ok {
+            if self.cc.needs_ecn() && self.negotiated.ecn_ok {
                 seg.ecn = Ecn::Ect0;
             }
             self.tp.mib.inc(Mib::TcpOutSegs);
@@ -116,13 +116,13 @@ impl Connection {
                 return Some(s);
             }
         }
-        if self.tlp_pending {
-            self.tlp_pending = false;
+        if self.rack.tlp_pending {
+            self.rack.tlp_pending = false;
             if let Some(s) = self.send_loss_probe(now) {
                 return Some(s);
             }
         }
-        if self.rto_head_pending || self.lost_out > self.retrans_out {
+        if self.rto_head_pending || self.scoreboard.lost_out > self.scoreboard.retrans_out {
             if let Some(s) = self.retransmit(now) {
                 return Some(s);
             }
@@ -204,12 +204,12 @@ impl Connection {
     fn finish_segment(&mut self, now: Instant, seg: &mut SegmentRepr, retransmission: bool) {
         let ts_val = self.ts_now();
         self.rcv.fill_ack(seg, ts_val);
-        let needs_ecn = self.cc.needs_ecn() && self.ecn.ok;
-        if seg.payload_len > 0 && self.ecn.ok && !retransmission {
+        let needs_ecn = self.cc.needs_ecn() && self.negotiated.ecn_ok;
+        if seg.payload_len > 0 && self.negotiated.ecn_ok && !retransmission {
             // tcp_ecn_send: ECT(0) on new data; CWR once after a reduction.
             seg.ecn = Ecn::Ect0;
-            if self.ecn.queue_cwr {
-                self.ecn.queue_cwr = false;
+            if self.ecn_queue_cwr {
+                self.ecn_queue_cwr = false;
                 seg.flags.insert(TcpFlags::CWR);
             }
         } else if needs_ecn {
@@ -252,9 +252,9 @@ impl Connection {
             // ack, window and TSecr from the receive half.
             self.rcv.fill_ack(&mut seg, ts_val);
             o.timestamp = seg.options.timestamp;
-            o.sack_permitted = self.sack_ok;
+            o.sack_permitted = self.negotiated.sack_ok;
             o.wscale = self.rcv.offered_wscale();
-            if self.ecn.ok {
+            if self.negotiated.ecn_ok {
                 seg.flags.insert(TcpFlags::ECE);
             }
         } else {
@@ -272,7 +272,7 @@ impl Connection {
                 self.ecn_requested = false;
             }
         }
-        if self.cc.needs_ecn() && (self.ecn_requested || self.ecn.ok) {
+        if self.cc.needs_ecn() && (self.ecn_requested || self.negotiated.ecn_ok) {
             seg.ecn = Ecn::Ect0;
         }
         seg.options = o;
@@ -287,7 +287,7 @@ impl Connection {
             self.rtx.push(skb);
             // Sent here, not through the emission queue.
             self.sq.emit_next = self.rtx.next_id();
-            self.packets_out = 1;
+            self.scoreboard.packets_out = 1;
             self.snd_nxt = self.iss + 1;
             self.tp.mib.inc(Mib::TcpOutSegs);
             let rto = self.rto_now();
@@ -304,8 +304,7 @@ impl Connection {
     /// control's clock (`CA_EVENT_TX_START`); `lsndtime`.
     fn event_data_sent(&mut self) {
         if self.packets_in_flight() == 0 {
-            self.sync_ca_ctx();
-            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+            self.ca_ops().cwnd_event(CaEvent::TxStart);
         }
         self.tp.lsndtime = self.tp.jiffies;
     }
@@ -328,16 +327,16 @@ impl Connection {
                 return Some(self.retransmit_skb(now, 0, None, 1));
             }
         }
-        if self.lost_out <= self.retrans_out || self.packets_in_flight() >= self.tp.snd_cwnd {
+        if self.scoreboard.lost_out <= self.scoreboard.retrans_out || self.packets_in_flight() >= self.tp.snd_cwnd {
             return None;
         }
-        let mut idx = self.rtx.index_after(self.retransmit_hint);
+        let mut idx = self.rtx.index_after(self.scoreboard.retransmit_hint);
         let mut hole_seen = false;
         while let Some(skb) = self.rtx.get(idx) {
             if !hole_seen {
-                self.retransmit_hint = skb.seq;
+                self.scoreboard.retransmit_hint = skb.seq;
             }
-            if self.retrans_out >= self.lost_out {
+            if self.scoreboard.retrans_out >= self.scoreboard.lost_out {
                 return None;
             }
             if !skb.is(LOST) {
@@ -411,7 +410,7 @@ impl Connection {
     /// `tcp_send_loss_probe`: new data if the peer's window allows
     /// (regardless of cwnd), else the last segment again.
     fn send_loss_probe(&mut self, now: Instant) -> Option<SegmentRepr> {
-        if self.tlp_high_seq.is_some() || self.packets_out == 0 {
+        if self.rack.tlp_high_seq.is_some() || self.scoreboard.packets_out == 0 {
             self.rearm_rto(now);
             return None;
         }
@@ -421,9 +420,9 @@ impl Connection {
             return None;
         }
         if !self.sq.wq.is_empty() && self.snd_wnd_test(0) {
-            let prior = self.packets_out;
+            let prior = self.scoreboard.packets_out;
             self.write_xmit(now, 2, TCP_NAGLE_OFF);
-            if self.packets_out > prior {
+            if self.scoreboard.packets_out > prior {
                 self.loss_probe_sent(now, false);
                 return self.emit_unit(now);
             }
@@ -480,14 +479,9 @@ impl Connection {
         if let Some(skb) = self.rtx.get_mut(idx) {
             skb.sacked |= SACKED_RETRANS;
         }
-        self.retrans_out += 1;
-        if self.retrans_stamp == 0 {
-            self.retrans_stamp = self.ts_now();
-        }
-        if self.undo_retrans < 0 {
-            self.undo_retrans = 0;
-        }
-        self.undo_retrans += 1;
+        self.scoreboard.retrans_out += 1;
+        let ts_now = self.ts_now();
+        self.undo.retransmitted(ts_now);
         if let Some(m) = mib {
             self.tp.mib.inc(m);
         }
@@ -591,7 +585,7 @@ impl Connection {
                 // One loss probe per tail loss episode.
                 self.schedule_loss_probe(false);
             }
-        } else if self.packets_out == 0 && !self.sq.wq.is_empty() && !self.timers.is_set(Timer::Probe0) {
+        } else if self.scoreboard.packets_out == 0 && !self.sq.wq.is_empty() && !self.timers.is_set(Timer::Probe0) {
             // tcp_check_probe_timer: nothing in flight and data waiting.
             let when = self.rtt.rto_backed_off(self.icsk_backoff);
             self.timers.set_xmit(Timer::Probe0, now + when);
@@ -627,7 +621,7 @@ impl Connection {
         partial
             && (nonagle & TCP_NAGLE_CORK != 0
                 || (nonagle == 0
-                    && self.packets_out > 0
+                    && self.scoreboard.packets_out > 0
                     && self.snd_sml.after(self.snd_una)
                     && !self.snd_sml.after(self.snd_nxt)))
     }
@@ -744,7 +738,7 @@ impl Connection {
         let seq = self.snd_nxt;
         let pcount = take.div_ceil(mss).max(1);
         self.event_data_sent();
-        let prior_packets = self.packets_out;
+        let prior_packets = self.scoreboard.packets_out;
         let mut s = seq;
         let mut left = take;
         for i in 0..pcount {
@@ -765,7 +759,7 @@ impl Connection {
             s = end;
         }
         self.snd_nxt = s;
-        self.packets_out += pcount;
+        self.scoreboard.packets_out += pcount;
         // tcp_minshall_update
         if take < pcount * mss {
             self.snd_sml = s;
@@ -789,13 +783,8 @@ impl Connection {
         if let Some(e) = self.rtx.get_mut(idx) {
             e.sacked |= EVER_RETRANS;
         }
-        if self.retrans_stamp == 0 {
-            self.retrans_stamp = self.ts_now();
-        }
-        if self.undo_retrans < 0 {
-            self.undo_retrans = 0;
-        }
-        self.undo_retrans += 1;
+        let ts_now = self.ts_now();
+        self.undo.retransmitted(ts_now);
     }
 
     /// `TCP_RESOURCE_PROBE_INTERVAL` (HZ/2).
@@ -808,10 +797,10 @@ impl Connection {
     pub(super) fn user_timeout_expired(&self) -> bool {
         self.user_timeout_ms > 0
             && self.icsk_retransmits > 0
-            && self.retrans_stamp != 0
+            && self.undo.retrans_stamp != 0
             && self.state.synchronized()
-            && self.packets_out > 0
-            && (self.ts_now().wrapping_sub(self.retrans_stamp) as i32) >= self.user_timeout_ms as i32
+            && self.scoreboard.packets_out > 0
+            && (self.ts_now().wrapping_sub(self.undo.retrans_stamp) as i32) >= self.user_timeout_ms as i32
     }
 
     /// `tcp_write_err`: the connection timed out (`ETIMEDOUT`) and is done.
@@ -826,11 +815,11 @@ impl Connection {
     /// `tcp_clamp_rto_to_user_timeout`: the next RTO fires no later than
     /// the user timeout.
     pub(super) fn clamp_rto_to_user_timeout(&mut self, now: Instant) {
-        if self.user_timeout_ms == 0 || self.retrans_stamp == 0 {
+        if self.user_timeout_ms == 0 || self.undo.retrans_stamp == 0 {
             return;
         }
         let Some(at) = self.timers.get(Timer::Retrans) else { return };
-        let elapsed = self.ts_now().wrapping_sub(self.retrans_stamp) as i64;
+        let elapsed = self.ts_now().wrapping_sub(self.undo.retrans_stamp) as i64;
         let remaining = self.user_timeout_ms as i64 - elapsed;
         let clamp = if remaining <= 0 {
             crate::rtt::jiffies_to_duration(1, self.cfg.hz)
@@ -847,7 +836,7 @@ impl Connection {
     /// after `TCP_USER_TIMEOUT` of unanswered probes, else probes.
     //= linux:v6.18:net/ipv4/tcp_timer.c#tcp_probe_timer
     pub(super) fn probe_timer(&mut self, now: Instant) {
-        if self.packets_out > 0 || self.sq.write_queue_empty() {
+        if self.scoreboard.packets_out > 0 || self.sq.write_queue_empty() {
             self.probes_out = 0;
             self.probes_tstamp = None;
             return;
@@ -877,7 +866,7 @@ impl Connection {
     /// locally; never after the user timeout.
     fn send_probe0(&mut self, now: Instant) {
         let local_failure = !self.write_wakeup(now);
-        if self.packets_out > 0 || self.sq.write_queue_empty() {
+        if self.scoreboard.packets_out > 0 || self.sq.write_queue_empty() {
             self.probes_out = 0;
             self.icsk_backoff = 0;
             self.probes_tstamp = None;
@@ -940,17 +929,17 @@ impl Connection {
     fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
         if !self.snd_una.before(self.cwnd_usage_seq)
             || is_cwnd_limited
-            || (!self.tp.is_cwnd_limited && self.packets_out > self.tp.max_packets_out)
+            || (!self.tp.is_cwnd_limited && self.scoreboard.packets_out > self.tp.max_packets_out)
         {
             self.tp.is_cwnd_limited = is_cwnd_limited;
-            self.tp.max_packets_out = self.packets_out;
+            self.tp.max_packets_out = self.scoreboard.packets_out;
             self.cwnd_usage_seq = self.snd_nxt;
         }
         if self.tp.is_cwnd_limited() {
             self.snd_cwnd_used = 0;
             self.snd_cwnd_stamp = self.tp.jiffies;
         } else {
-            self.snd_cwnd_used = self.snd_cwnd_used.max(self.packets_out);
+            self.snd_cwnd_used = self.snd_cwnd_used.max(self.scoreboard.packets_out);
             let idle = self.tp.jiffies.wrapping_sub(self.snd_cwnd_stamp) as i32;
             if self.cfg.tcp_slow_start_after_idle && idle >= self.rtt.rto_jiffies() as i32 {
                 self.cwnd_application_limited();
@@ -1005,7 +994,7 @@ impl Connection {
     /// application queues data: after more than an RTO of silence the
     /// window restarts (`tcp_cwnd_restart`).
     pub(super) fn slow_start_after_idle_check(&mut self) {
-        if !self.cfg.tcp_slow_start_after_idle || self.packets_out > 0 || !self.state.synchronized() {
+        if !self.cfg.tcp_slow_start_after_idle || self.scoreboard.packets_out > 0 || !self.state.synchronized() {
             return;
         }
         let delta = self.tp.jiffies.wrapping_sub(self.tp.lsndtime) as i32;
@@ -1013,8 +1002,7 @@ impl Connection {
         if delta <= rto || rto <= 0 {
             return;
         }
-        self.sync_ca_ctx();
-        self.cc.cwnd_event(&mut self.tp, CaEvent::CwndRestart);
+        self.ca_ops().cwnd_event(CaEvent::CwndRestart);
         let restart = self.cfg.initcwnd.min(self.tp.snd_cwnd);
         self.tp.snd_ssthresh = self.tp.snd_ssthresh.max((self.tp.snd_cwnd >> 1) + (self.tp.snd_cwnd >> 2));
         let mut cwnd = self.tp.snd_cwnd;
@@ -1035,11 +1023,14 @@ impl Connection {
     /// skbs, up to tcp_wmem[2], unless the application fixed SO_SNDBUF.
     pub(super) fn sndbuf_expand(&mut self) {
         if self.cfg.so_sndbuf > 0
-            || self.packets_in_flight() >= self.tp.snd_cwnd && self.state.synchronized() && self.packets_out > 0
+            || self.packets_in_flight() >= self.tp.snd_cwnd
+                && self.state.synchronized()
+                && self.scoreboard.packets_out > 0
         {
             return;
         }
-        let per_mss = (self.tp.mss_cache.max(self.mss_clamp) + SKB_OVERHEAD).next_power_of_two() + SKB_STRUCT;
+        let per_mss =
+            (self.tp.mss_cache.max(self.negotiated.mss_clamp) + SKB_OVERHEAD).next_power_of_two() + SKB_STRUCT;
         let nr_segs = self.tp.snd_cwnd.max(self.cfg.initcwnd).max(self.reordering + 1);
         let sndmem = (2u64 * nr_segs as u64 * per_mss as u64).min(self.cfg.tcp_wmem[2] as u64) as u32;
         if self.sk_sndbuf < sndmem {

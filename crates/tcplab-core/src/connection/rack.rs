@@ -22,7 +22,9 @@ const TCP_RACK_STATIC_REO_WND: u32 = 0x2;
 /// `TCP_RACK_NO_DUPTHRESH` bit of `net.ipv4.tcp_recovery`.
 const TCP_RACK_NO_DUPTHRESH: u32 = 0x4;
 
-/// `tp->rack` (include/linux/tcp.h).
+/// `tp->rack` (include/linux/tcp.h) together with the tail loss probe's
+/// fields of `struct tcp_sock` (`tlp_high_seq`, `tlp_retrans`): RACK-TLP is
+/// one mechanism (RFC 8985), and this file schedules and settles the probe.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Rack {
     /// Send time of the most recently sent segment known delivered.
@@ -37,6 +39,14 @@ pub(super) struct Rack {
     pub dsack_seen: bool,
     /// New delivery information since the last loss scan.
     pub advanced: bool,
+    /// `tp->tlp_high_seq`: snd_nxt when the outstanding loss probe was
+    /// sent; `None` where Linux has 0 (no probe outstanding).
+    pub tlp_high_seq: Option<SeqNum>,
+    /// `tp->tlp_retrans`: the outstanding probe was a retransmission.
+    pub tlp_retrans: bool,
+    /// The probe timer fired; the output path sends the probe
+    /// (`tcp_send_loss_probe` runs from `poll_transmit`).
+    pub tlp_pending: bool,
 }
 
 impl Default for Rack {
@@ -50,7 +60,18 @@ impl Default for Rack {
             reo_wnd_persist: 0,
             dsack_seen: false,
             advanced: false,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            tlp_pending: false,
         }
+    }
+}
+
+impl Rack {
+    /// A retransmitted loss probe is outstanding: `tcp_init_undo` counts it
+    /// as one more undoable retransmission.
+    pub(super) fn tlp_retrans_outstanding(&self) -> bool {
+        self.tlp_high_seq.is_some() && self.tlp_retrans
     }
 }
 
@@ -63,7 +84,7 @@ fn sent_after(t1: Instant, t2: Instant, seq1: SeqNum, seq2: SeqNum) -> bool {
 impl Connection {
     /// `tcp_is_rack`: RACK loss detection is on (`tcp_recovery & 1`).
     pub(super) fn rack_enabled(&self) -> bool {
-        self.cfg.tcp_recovery & 0x1 != 0 && self.sack_ok
+        self.cfg.tcp_recovery & 0x1 != 0 && self.negotiated.sack_ok
     }
 
     /// `tcp_rack_advance`: a segment sent at `xmit_time` was (S)ACKed.
@@ -90,7 +111,7 @@ impl Connection {
             if self.tp.ca_state >= CaState::Recovery {
                 return 0;
             }
-            if self.sacked_out >= self.reordering && self.cfg.tcp_recovery & TCP_RACK_NO_DUPTHRESH == 0 {
+            if self.scoreboard.sacked_out >= self.reordering && self.cfg.tcp_recovery & TCP_RACK_NO_DUPTHRESH == 0 {
                 return 0;
             }
         }
@@ -127,7 +148,7 @@ impl Connection {
             }
             let remaining = self.rack_skb_timeout(skb.xmit_time, reo_wnd);
             if remaining <= 0 {
-                self.mark_skb_lost(idx);
+                self.scoreboard.mark_skb_lost(&mut self.rtx, idx, &mut self.tp.mib);
                 self.rtx.tsorted_unlink(idx);
             } else {
                 reo_timeout = reo_timeout.max(remaining.min(u32::MAX as i64) as u32);
@@ -178,13 +199,13 @@ impl Connection {
 
     /// `tcp_rack_reo_timeout`: the reordering timer fired.
     pub(super) fn rack_reo_timeout(&mut self, now: Instant) {
-        let lost = self.lost;
+        let lost = self.scoreboard.lost;
         let prior_inflight = self.packets_in_flight();
         self.rack_detect_loss();
         if prior_inflight != self.packets_in_flight() {
             if self.tp.ca_state != CaState::Recovery {
                 self.enter_recovery(false);
-                self.cwnd_reduction(1, self.lost.wrapping_sub(lost), 0, self.prr_out == 0);
+                self.cwnd_reduction(1, self.scoreboard.lost.wrapping_sub(lost), 0, self.prr_out == 0);
             }
             self.rexmit = super::Rexmit::Lost;
         }
@@ -202,8 +223,8 @@ impl Connection {
     pub(super) fn schedule_loss_probe(&mut self, advancing_rto: bool) -> bool {
         let er = self.cfg.tcp_early_retrans;
         if (er != 3 && er != 4)
-            || self.packets_out == 0
-            || !self.sack_ok
+            || self.scoreboard.packets_out == 0
+            || !self.negotiated.sack_ok
             || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
         {
             return false;
@@ -212,7 +233,7 @@ impl Connection {
         let srtt = self.rtt.srtt_us();
         let mut timeout = if srtt > 0 {
             let mut us = srtt >> 2;
-            us += if self.packets_out == 1 { self.rtt.rto_min_us() } else { TCP_TIMEOUT_MIN_US };
+            us += if self.scoreboard.packets_out == 1 { self.rtt.rto_min_us() } else { TCP_TIMEOUT_MIN_US };
             // Unclamped: with an RTT of half an hour or more and the RTO
             // already due (no `min` below), the clamp would arm the probe
             // for MAX_JIFFY_OFFSET jiffies instead of the model's ~71 min.
@@ -240,8 +261,8 @@ impl Connection {
     /// window allows, else retransmit the last segment; at most one probe
     /// outstanding.
     pub(super) fn loss_probe_timer(&mut self, now: Instant) {
-        if self.tlp_high_seq.is_none() && self.packets_out > 0 {
-            self.tlp_pending = true;
+        if self.rack.tlp_high_seq.is_none() && self.scoreboard.packets_out > 0 {
+            self.rack.tlp_pending = true;
         } else {
             self.rearm_rto(now);
         }
@@ -249,8 +270,8 @@ impl Connection {
 
     /// Called by the output path after it sent the probe (`probe_sent`).
     pub(super) fn loss_probe_sent(&mut self, now: Instant, retrans: bool) {
-        self.tlp_retrans = retrans;
-        self.tlp_high_seq = Some(self.snd_nxt);
+        self.rack.tlp_retrans = retrans;
+        self.rack.tlp_high_seq = Some(self.snd_nxt);
         self.tp.mib.inc(Mib::TcpExtTCPLossProbes);
         self.timers.stop(Timer::LossProbe);
         self.rearm_rto(now);
@@ -258,16 +279,16 @@ impl Connection {
 
     /// `tcp_process_tlp_ack`: did the probe repair a loss?
     pub(super) fn process_tlp_ack(&mut self, ack: SeqNum, flag: u32) {
-        let Some(high) = self.tlp_high_seq else { return };
+        let Some(high) = self.rack.tlp_high_seq else { return };
         if ack.before(high) {
             return;
         }
-        if !self.tlp_retrans {
+        if !self.rack.tlp_retrans {
             // A probe of new data was acknowledged.
-            self.tlp_high_seq = None;
+            self.rack.tlp_high_seq = None;
         } else if flag & FLAG_DSACK_TLP != 0 {
             // Both the original and the probe arrived: no loss.
-            self.tlp_high_seq = None;
+            self.rack.tlp_high_seq = None;
         } else if ack.after(high) {
             // The probe repaired a loss: reduce cwnd once.
             self.init_cwnd_reduction();
@@ -277,7 +298,7 @@ impl Connection {
             self.tp.mib.inc(Mib::TcpExtTCPLossProbeRecovery);
         } else if flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DATA_SACKED) == 0 {
             // Pure dupack: original and probe both arrived.
-            self.tlp_high_seq = None;
+            self.rack.tlp_high_seq = None;
         }
     }
 }

@@ -1,13 +1,15 @@
 //! The congestion state machine and loss recovery of net/ipv4/tcp_input.c
 //! (Linux 6.13 unless a knob selects an older era): `tcp_fastretrans_alert`,
 //! entering and leaving Recovery, CWR and Loss, PRR via `tcp_cwnd_reduction`,
-//! undo of spurious reductions, the SACK loss marking of RFC 6675
-//! (`tcp_mark_head_lost`), and the retransmission timeout.
+//! undo of spurious reductions (the evidence is kept by `Undo`, undo.rs),
+//! when to mark SACK losses by RFC 6675 (`tcp_update_scoreboard`; the
+//! marking itself, `tcp_mark_head_lost`, is the `Scoreboard`'s), and the
+//! retransmission timeout.
 
-use super::rtx_queue::{EVER_RETRANS, LOST, SACKED_ACKED, SACKED_RETRANS};
+use super::rtx_queue::{EVER_RETRANS, LOST, SACKED_ACKED};
 use super::timer::Timer;
 use super::{Connection, Rexmit, TcpState};
-use crate::cc::{CaEvent, CaState, CongestionOps, InFlightLimit, TCP_INFINITE_SSTHRESH};
+use crate::cc::{CaEvent, CaState, InFlightLimit, TCP_INFINITE_SSTHRESH};
 use crate::config::{AckEra, CwndGrowthRule, CwndLimitedRule};
 use crate::counters::Mib;
 use crate::flag::*;
@@ -38,12 +40,12 @@ impl Connection {
                 && if v3 { self.fackets_out() > self.reordering } else { self.force_fast_retransmit() });
         let mut fast_rexmit = false;
 
-        if self.packets_out == 0 && self.sacked_out > 0 {
-            self.sacked_out = 0;
+        if self.scoreboard.packets_out == 0 && self.scoreboard.sacked_out > 0 {
+            self.scoreboard.sacked_out = 0;
         }
         // A. ECE: the reduction is required, forbid undoing it.
         if ece_ack {
-            self.prior_ssthresh = 0;
+            self.undo.prior_ssthresh = 0;
         }
         // B. SACK reneging: let the RTO (shortened) sort it out.
         if flag & FLAG_SACK_RENEGING != 0 && flag & FLAG_SND_UNA_ADVANCED != 0 {
@@ -55,7 +57,7 @@ impl Connection {
         }
         // D. State exit once high_seq is acknowledged.
         if self.tp.ca_state == CaState::Open {
-            self.retrans_stamp = 0;
+            self.undo.retrans_stamp = 0;
         } else if !self.snd_una.before(self.high_seq) {
             match self.tp.ca_state {
                 // CWR must last until something above high_seq is acked,
@@ -65,7 +67,7 @@ impl Connection {
                     self.set_ca_state(CaState::Open);
                 }
                 CaState::Recovery => {
-                    if !self.sack_ok {
+                    if !self.negotiated.sack_ok {
                         self.reset_reno_sack();
                     }
                     if self.try_undo_recovery() {
@@ -82,11 +84,11 @@ impl Connection {
         match self.tp.ca_state {
             CaState::Recovery => {
                 if flag & FLAG_SND_UNA_ADVANCED == 0 {
-                    if !self.sack_ok {
+                    if !self.negotiated.sack_ok {
                         self.add_reno_sack(num_dupack, ece_ack);
                     }
                 } else if v3 {
-                    do_lost = self.try_undo_partial_v3(self.v3_pkts_acked);
+                    do_lost = self.try_undo_partial_v3(self.v3.pkts_acked);
                 } else if self.try_undo_partial(prior_snd_una, &mut do_lost) {
                     return;
                 }
@@ -114,7 +116,7 @@ impl Connection {
             _ => fall_through = true,
         }
         if fall_through {
-            if !self.sack_ok {
+            if !self.negotiated.sack_ok {
                 if flag & FLAG_SND_UNA_ADVANCED != 0 {
                     self.reset_reno_sack();
                 }
@@ -148,7 +150,7 @@ impl Connection {
     /// 3.x `newly_acked_sacked`: the change in un-SACKed outstanding
     /// packets (may be ≤ 0).
     fn v3_newly_acked_sacked(&self) -> i32 {
-        self.v3_prior_unsacked as i32 - (self.packets_out as i32 - self.sacked_out as i32)
+        self.v3.prior_unsacked as i32 - (self.scoreboard.packets_out as i32 - self.scoreboard.sacked_out as i32)
     }
 
     /// `tcp_force_fast_retransmit`: the highest SACK is more than
@@ -165,7 +167,7 @@ impl Connection {
             return self.time_to_recover_v3();
         }
         let dupthresh = !self.rack_enabled() || self.cfg.rack_with_dupthresh;
-        self.lost_out > 0 || (dupthresh && self.sacked_out + 1 > self.reordering)
+        self.scoreboard.lost_out > 0 || (dupthresh && self.scoreboard.sacked_out + 1 > self.reordering)
     }
 
     /// `tcp_identify_packet_loss`: NewReno marks the head lost, RACK by
@@ -174,14 +176,14 @@ impl Connection {
         if self.rtx.is_empty() {
             return;
         }
-        if !self.sack_ok {
+        if !self.negotiated.sack_ok {
             self.newreno_mark_lost(*ack_flag & FLAG_SND_UNA_ADVANCED != 0);
         } else if self.rack_enabled() {
-            let prior_retrans = self.retrans_out;
+            let prior_retrans = self.scoreboard.retrans_out;
             if self.rack_mark_lost() {
                 *ack_flag &= !FLAG_SET_XMIT_TIMER;
             }
-            if prior_retrans > self.retrans_out {
+            if prior_retrans > self.scoreboard.retrans_out {
                 *ack_flag |= FLAG_LOST_RETRANS;
             }
         }
@@ -190,10 +192,10 @@ impl Connection {
     /// `tcp_newreno_mark_lost`.
     fn newreno_mark_lost(&mut self, snd_una_advanced: bool) {
         let st = self.tp.ca_state;
-        let due = (st < CaState::Recovery && self.sacked_out >= self.reordering)
+        let due = (st < CaState::Recovery && self.scoreboard.sacked_out >= self.reordering)
             || (st == CaState::Recovery && snd_una_advanced);
         if due && self.rtx.head().is_some_and(|h| !h.is(LOST)) {
-            self.mark_skb_lost(0);
+            self.scoreboard.mark_skb_lost(&mut self.rtx, 0, &mut self.tp.mib);
         }
     }
 
@@ -201,104 +203,36 @@ impl Connection {
     /// segments lost from the head until `sacked_out − reordering` SACKed
     /// segments have been passed; on the entering ACK at least the head.
     pub(super) fn update_scoreboard(&mut self, fast_rexmit: bool) {
-        if !self.sack_ok {
+        if !self.negotiated.sack_ok {
             return;
         }
-        let sacked_upto = self.sacked_out as i64 - self.reordering as i64;
+        let sacked_upto = self.scoreboard.sacked_out as i64 - self.reordering as i64;
         if sacked_upto >= 0 {
-            self.mark_head_lost(sacked_upto as u32, false);
+            self.scoreboard.mark_head_lost(
+                &mut self.rtx,
+                sacked_upto as u32,
+                false,
+                self.snd_una,
+                self.snd_nxt,
+                &mut self.tp.mib,
+            );
         } else if fast_rexmit {
-            self.mark_head_lost(1, true);
-        }
-    }
-
-    /// `tcp_mark_head_lost`, resuming from `lost_skb_hint` so that repeated
-    /// calls cost only the segments newly passed.
-    fn mark_head_lost(&mut self, packets: u32, mark_head: bool) {
-        let (mut idx, mut cnt) = match self.lost_hint {
-            Some((seq, cnt)) => {
-                if mark_head && seq.after(self.snd_una) {
-                    return;
-                }
-                match self.rtx.index_of(seq) {
-                    Some(i) => (i, cnt),
-                    None => (0, 0),
-                }
-            }
-            None => (0, 0),
-        };
-        let loss_high = self.snd_nxt;
-        while let Some(skb) = self.rtx.get(idx) {
-            self.lost_hint = Some((skb.seq, cnt));
-            if skb.end_seq.after(loss_high) {
-                break;
-            }
-            if skb.is(SACKED_ACKED) {
-                cnt += 1;
-            }
-            if cnt > packets {
-                break;
-            }
-            if !skb.is(LOST) {
-                self.mark_skb_lost(idx);
-            }
-            if mark_head {
-                break;
-            }
-            idx += 1;
-        }
-    }
-
-    /// `tcp_mark_skb_lost`: count a segment lost (once), or a lost
-    /// retransmission lost again.
-    pub(super) fn mark_skb_lost(&mut self, idx: usize) {
-        let Some(skb) = self.rtx.get_mut(idx) else { return };
-        if skb.is(SACKED_ACKED) {
-            return;
-        }
-        let seq = skb.seq;
-        if skb.is(LOST) {
-            if skb.is(SACKED_RETRANS) {
-                skb.sacked &= !SACKED_RETRANS;
-                self.retrans_out = self.retrans_out.saturating_sub(1);
-                self.tp.mib.inc(Mib::TcpExtTCPLostRetransmit);
-            }
-        } else {
-            skb.sacked |= LOST;
-            self.lost_out += 1;
-            self.lost = self.lost.wrapping_add(1);
-        }
-        if seq.before(self.retransmit_hint) {
-            self.retransmit_hint = seq;
+            self.scoreboard.mark_head_lost(&mut self.rtx, 1, true, self.snd_una, self.snd_nxt, &mut self.tp.mib);
         }
     }
 
     /// `tcp_enter_recovery`.
     pub(super) fn enter_recovery(&mut self, ece_ack: bool) {
-        self.tp.mib.inc(if self.sack_ok { Mib::TcpExtTCPSackRecovery } else { Mib::TcpExtTCPRenoRecovery });
-        self.prior_ssthresh = 0;
-        self.init_undo();
+        self.tp.mib.inc(if self.negotiated.sack_ok { Mib::TcpExtTCPSackRecovery } else { Mib::TcpExtTCPRenoRecovery });
+        self.undo.prior_ssthresh = 0;
+        self.undo.init(self.snd_una, self.scoreboard.retrans_out, self.rack.tlp_retrans_outstanding());
         if !self.in_cwnd_reduction() {
             if !ece_ack {
-                self.prior_ssthresh = self.current_ssthresh();
+                self.undo.prior_ssthresh = self.current_ssthresh();
             }
             self.init_cwnd_reduction();
         }
         self.set_ca_state(CaState::Recovery);
-    }
-
-    /// `tcp_init_undo`: remember where undo evidence starts.
-    fn init_undo(&mut self) {
-        self.undo_marker = Some(self.snd_una);
-        // Retransmissions still in flight, including a TLP retransmission,
-        // may be D-SACKed later; 0 would mean "can undo now".
-        self.undo_retrans = self.retrans_out as i32;
-        if self.tlp_high_seq.is_some() && self.tlp_retrans {
-            self.undo_retrans += 1;
-        }
-        if self.undo_retrans == 0 {
-            self.undo_retrans = -1;
-        }
     }
 
     /// `tcp_current_ssthresh`: outside a reduction, at least 3/4 cwnd.
@@ -313,16 +247,15 @@ impl Connection {
     /// `tcp_init_cwnd_reduction`: start PRR towards the new ssthresh.
     pub(super) fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.snd_nxt;
-        self.tlp_high_seq = None;
+        self.rack.tlp_high_seq = None;
         self.tp.snd_cwnd_cnt = 0;
         self.tp.prior_cwnd = self.tp.snd_cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
-        self.sync_ca_ctx();
-        self.tp.snd_ssthresh = self.cc.ssthresh(&mut self.tp);
+        self.tp.snd_ssthresh = self.ca_ops().ssthresh();
         // tcp_ecn_queue_cwr
-        if self.ecn.ok {
-            self.ecn.queue_cwr = true;
+        if self.negotiated.ecn_ok {
+            self.ecn_queue_cwr = true;
         }
     }
 
@@ -330,20 +263,19 @@ impl Connection {
     /// that was not undone ends.
     pub(super) fn end_cwnd_reduction(&mut self) {
         if self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH
-            && (self.tp.ca_state == CaState::Cwr || self.undo_marker.is_some())
+            && (self.tp.ca_state == CaState::Cwr || self.undo.undo_marker.is_some())
         {
             self.tp.snd_cwnd = self.tp.snd_ssthresh;
             self.snd_cwnd_stamp = self.tp.jiffies;
         }
-        self.sync_ca_ctx();
-        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+        self.ca_ops().cwnd_event(CaEvent::CompleteCwr);
     }
 
     /// `tcp_enter_cwr`: ECN (or local) congestion; one reduction per window.
     pub(super) fn enter_cwr(&mut self) {
-        self.prior_ssthresh = 0;
+        self.undo.prior_ssthresh = 0;
         if self.tp.ca_state < CaState::Cwr {
-            self.undo_marker = None;
+            self.undo.undo_marker = None;
             self.init_cwnd_reduction();
             self.set_ca_state(CaState::Cwr);
         }
@@ -352,11 +284,8 @@ impl Connection {
     /// `tcp_try_keep_open`: Disorder while anything is SACKed, lost or
     /// retransmitted, else Open.
     pub(super) fn try_keep_open(&mut self) {
-        let state = if self.sacked_out + self.lost_out > 0 || self.any_retrans_done() {
-            CaState::Disorder
-        } else {
-            CaState::Open
-        };
+        let state =
+            if self.scoreboard.left_out() > 0 || self.any_retrans_done() { CaState::Disorder } else { CaState::Open };
         if self.tp.ca_state != state {
             self.set_ca_state(state);
             self.high_seq = self.snd_nxt;
@@ -366,7 +295,7 @@ impl Connection {
     /// `tcp_try_to_open`.
     fn try_to_open(&mut self, flag: u32) {
         if !self.any_retrans_done() {
-            self.retrans_stamp = 0;
+            self.undo.retrans_stamp = 0;
         }
         if flag & FLAG_ECE != 0 {
             self.enter_cwr();
@@ -400,46 +329,32 @@ impl Connection {
     // Undo
     // ------------------------------------------------------------------
 
-    /// `tcp_packet_delayed`: the ACK echoes a timestamp from before the
-    /// first retransmission, or nothing was retransmitted.
+    /// `tcp_packet_delayed`.
     fn packet_delayed(&self) -> bool {
-        if self.retrans_stamp != 0 {
-            if let Some(ecr) = self.rcv_tsecr.filter(|e| *e != 0) {
-                if (ecr.wrapping_sub(self.retrans_stamp) as i32) < 0 {
-                    return true;
-                }
-            }
-            return false;
-        }
-        self.state != TcpState::SynSent
+        self.undo.packet_delayed(self.rcv_tsecr, self.state == TcpState::SynSent)
     }
 
     /// `tcp_may_undo`.
     pub(super) fn may_undo(&self) -> bool {
-        self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed())
+        self.undo.may_undo(self.rcv_tsecr, self.state == TcpState::SynSent)
     }
 
     /// `tcp_undo_cwnd_reduction`: restore cwnd (through the congestion
     /// control's `undo_cwnd`) and ssthresh.
     pub(super) fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
         if unmark_loss {
-            for skb in self.rtx.iter_mut() {
-                skb.sacked &= !LOST;
-            }
-            self.lost_out = 0;
-            self.lost_hint = None;
+            self.scoreboard.unmark_lost(&mut self.rtx);
         }
-        if self.prior_ssthresh != 0 {
-            self.sync_ca_ctx();
-            self.tp.snd_cwnd = self.cc.undo_cwnd(&mut self.tp).max(1);
-            if self.prior_ssthresh > self.tp.snd_ssthresh {
-                self.tp.snd_ssthresh = self.prior_ssthresh;
+        if self.undo.prior_ssthresh != 0 {
+            self.tp.snd_cwnd = self.ca_ops().undo_cwnd().max(1);
+            if self.undo.prior_ssthresh > self.tp.snd_ssthresh {
+                self.tp.snd_ssthresh = self.undo.prior_ssthresh;
                 // tcp_ecn_withdraw_cwr
-                self.ecn.queue_cwr = false;
+                self.ecn_queue_cwr = false;
             }
         }
         self.snd_cwnd_stamp = self.tp.jiffies;
-        self.undo_marker = None;
+        self.undo.undo_marker = None;
     }
 
     /// `tcp_try_undo_recovery`: Recovery or Loss ended; undo if it was
@@ -450,11 +365,11 @@ impl Connection {
             self.undo_cwnd_reduction(false);
             self.tp.mib.inc(mib);
         }
-        if self.snd_una == self.high_seq && !self.sack_ok {
+        if self.snd_una == self.high_seq && !self.negotiated.sack_ok {
             // Reno holds the state until something above high_seq is
             // acked, to avoid false fast retransmits (RFC 2582).
             if !self.any_retrans_done() {
-                self.retrans_stamp = 0;
+                self.undo.retrans_stamp = 0;
             }
             return true;
         }
@@ -464,7 +379,7 @@ impl Connection {
 
     /// `tcp_try_undo_dsack`: every retransmission was D-SACKed.
     fn try_undo_dsack(&mut self) -> bool {
-        if self.undo_marker.is_some() && self.undo_retrans == 0 {
+        if self.undo.undo_marker.is_some() && self.undo.undo_retrans == 0 {
             self.undo_cwnd_reduction(false);
             self.tp.mib.inc(Mib::TcpExtTCPDSACKUndo);
             return true;
@@ -475,13 +390,13 @@ impl Connection {
     /// `tcp_try_undo_partial`: a partial ACK for a packet that was only
     /// delayed (timestamps prove it) means reordering, not loss.
     fn try_undo_partial(&mut self, prior_snd_una: SeqNum, do_lost: &mut bool) -> bool {
-        if self.undo_marker.is_some() && self.packet_delayed() {
+        if self.undo.undo_marker.is_some() && self.packet_delayed() {
             self.check_sack_reordering(prior_snd_una, true);
-            if self.retrans_out > 0 {
+            if self.scoreboard.retrans_out > 0 {
                 return true;
             }
             if !self.any_retrans_done() {
-                self.retrans_stamp = 0;
+                self.undo.retrans_stamp = 0;
             }
             self.undo_cwnd_reduction(true);
             self.tp.mib.inc(Mib::TcpExtTCPPartialUndo);
@@ -501,7 +416,7 @@ impl Connection {
                 self.tp.mib.inc(Mib::TcpExtTCPSpuriousRTOs);
             }
             self.icsk_retransmits = 0;
-            if frto_undo || self.sack_ok {
+            if frto_undo || self.negotiated.sack_ok {
                 self.set_ca_state(CaState::Open);
             }
             return true;
@@ -539,7 +454,7 @@ impl Connection {
             self.try_undo_recovery();
             return;
         }
-        if !self.sack_ok {
+        if !self.negotiated.sack_ok {
             if self.snd_nxt.after(self.high_seq) && num_dupack > 0 {
                 self.add_reno_sack(num_dupack, flag & FLAG_ECE != 0);
             } else if flag & FLAG_SND_UNA_ADVANCED != 0 {
@@ -570,16 +485,13 @@ impl Connection {
     /// `tcp_cong_avoid`: the algorithm's `cong_avoid`, with the era's
     /// cwnd-limited test in force.
     pub(super) fn cong_avoid(&mut self, ack: SeqNum, acked: u32) {
-        self.sync_ca_ctx();
-        if self.cfg.cwnd_limited_rule == CwndLimitedRule::InFlight {
-            self.tp.in_flight_limit = Some(InFlightLimit {
-                prior_in_flight: self.prior_in_flight,
-                max_burst: self.reordering,
-                tso_win_divisor: self.cfg.tcp_tso_win_divisor,
-            });
-        }
-        self.cc.cong_avoid(&mut self.tp, ack, acked);
-        self.tp.in_flight_limit = None;
+        let in_flight_limit = InFlightLimit {
+            prior_in_flight: self.v3.prior_in_flight,
+            max_burst: self.reordering,
+            tso_win_divisor: self.cfg.tcp_tso_win_divisor,
+        };
+        let in_flight_limit = (self.cfg.cwnd_limited_rule == CwndLimitedRule::InFlight).then_some(in_flight_limit);
+        self.ca_ops().cong_avoid(ack, acked, in_flight_limit);
         self.snd_cwnd_stamp = self.tp.jiffies;
     }
 
@@ -643,7 +555,7 @@ impl Connection {
         match self.state {
             TcpState::SynSent | TcpState::SynReceived => {
                 // tcp_retransmit_timer on a SYN / SYN-ACK: resend it.
-                if self.packets_out == 0 {
+                if self.scoreboard.packets_out == 0 {
                     return;
                 }
                 self.tp.mib.inc(Mib::TcpExtTCPTimeouts);
@@ -662,7 +574,7 @@ impl Connection {
             TcpState::Closed | TcpState::Listen | TcpState::TimeWait => return,
             _ => {}
         }
-        if self.packets_out == 0 || self.rtx.is_empty() {
+        if self.scoreboard.packets_out == 0 || self.rtx.is_empty() {
             return;
         }
         self.tp.mib.inc(Mib::TcpExtTCPTimeouts);
@@ -671,7 +583,7 @@ impl Connection {
                 CaState::Recovery => Some(Mib::TcpExtTCPSackRecoveryFail),
                 CaState::Loss => Some(Mib::TcpExtTCPLossFailures),
                 CaState::Disorder => Some(Mib::TcpExtTCPSackFailures),
-                _ if self.sacked_out > 0 => Some(Mib::TcpExtTCPSackFailures),
+                _ if self.scoreboard.sacked_out > 0 => Some(Mib::TcpExtTCPSackFailures),
                 _ => None,
             };
             if let Some(m) = mib {
@@ -696,12 +608,11 @@ impl Connection {
             || !self.high_seq.after(self.snd_una)
             || (self.tp.ca_state == CaState::Loss && self.icsk_retransmits == 0)
         {
-            self.prior_ssthresh = self.current_ssthresh();
+            self.undo.prior_ssthresh = self.current_ssthresh();
             self.tp.prior_cwnd = self.tp.snd_cwnd;
-            self.sync_ca_ctx();
-            self.tp.snd_ssthresh = self.cc.ssthresh(&mut self.tp);
-            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
-            self.init_undo();
+            self.tp.snd_ssthresh = self.ca_ops().ssthresh();
+            self.ca_ops().cwnd_event(CaEvent::Loss);
+            self.undo.init(self.snd_una, self.scoreboard.retrans_out, self.rack.tlp_retrans_outstanding());
         }
         // ≥ 4.18 counts what is still in flight; earlier kernels set 1.
         self.tp.snd_cwnd = if self.cfg.loss_cwnd_one { 1 } else { self.packets_in_flight() + 1 };
@@ -711,14 +622,14 @@ impl Connection {
         // over-estimated.
         // (v3.11 did this on every RTO; the condition came in v3.12.)
         let v3_11 = self.cfg.cwnd_growth == CwndGrowthRule::V3_11;
-        if v3_11 || (self.tp.ca_state <= CaState::Disorder && self.sacked_out >= self.cfg.tcp_reordering) {
+        if v3_11 || (self.tp.ca_state <= CaState::Disorder && self.scoreboard.sacked_out >= self.cfg.tcp_reordering) {
             self.reordering = self.reordering.min(self.cfg.tcp_reordering);
         }
         self.set_ca_state(CaState::Loss);
         self.high_seq = self.snd_nxt;
-        self.tlp_high_seq = None;
-        if self.ecn.ok {
-            self.ecn.queue_cwr = true;
+        self.rack.tlp_high_seq = None;
+        if self.negotiated.ecn_ok {
+            self.ecn_queue_cwr = true;
         }
         // F-RTO step 1.
         self.frto = self.cfg.tcp_frto != 0 && (new_recovery || self.icsk_retransmits > 0);
@@ -733,8 +644,8 @@ impl Connection {
         let is_reneg = head.is(SACKED_ACKED);
         if is_reneg {
             self.tp.mib.inc(Mib::TcpExtTCPSACKReneging);
-            self.sacked_out = 0;
-        } else if !self.sack_ok {
+            self.scoreboard.sacked_out = 0;
+        } else if !self.negotiated.sack_ok {
             self.reset_reno_sack();
         }
         let now = self.tp.now;
@@ -751,9 +662,8 @@ impl Connection {
                     continue;
                 }
             }
-            self.mark_skb_lost(i);
+            self.scoreboard.mark_skb_lost(&mut self.rtx, i, &mut self.tp.mib);
         }
-        self.lost_hint = None;
-        self.retransmit_hint = self.snd_una;
+        self.scoreboard.clear_retrans_hints(self.snd_una);
     }
 }

@@ -257,7 +257,7 @@ impl Connection {
 
     /// `tcp_header_len`: 20 bytes plus the timestamp option.
     fn tcp_header_len(&self) -> u32 {
-        20 + if self.tstamp_ok { 12 } else { 0 }
+        20 + self.negotiated.options_len()
     }
 
     /// `tcp_xmit_size_goal`: how big `sendmsg` builds an skb: half the

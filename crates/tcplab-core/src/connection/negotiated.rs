@@ -1,0 +1,75 @@
+//! What the handshake settled: the options both ends agreed on, as the
+//! negotiated part of Linux's `struct tcp_options_received` (`tp->rx_opt`:
+//! `sack_ok`, `tstamp_ok`, `snd_wscale`, `mss_clamp`) and the `TCP_ECN_OK`
+//! bit of `tp->ecn_flags`.
+//!
+//! Fixed once the connection is synchronized, read by both halves of the
+//! socket: the sender's SACK processing and header size, the receiver's
+//! SACK blocks, timestamps and ECN echo.
+
+use crate::config::TcpConfig;
+use tcplab_wire::TcpOptions;
+
+/// `TCPOLEN_TSTAMP_ALIGNED`: the timestamp option with its padding.
+const TCPOLEN_TSTAMP_ALIGNED: u32 = 12;
+
+/// The options negotiated at the handshake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Negotiated {
+    /// `rx_opt.sack_ok`: both ends sent SACK-permitted (and
+    /// `tcp_sack` is on).
+    pub sack_ok: bool,
+    /// `rx_opt.tstamp_ok`: timestamps on every segment (RFC 7323).
+    pub tstamp_ok: bool,
+    /// `rx_opt.snd_wscale`: the peer's window shift, 0 without scaling.
+    pub snd_wscale: u8,
+    /// `rx_opt.mss_clamp`: the peer's MSS option (536 without one).
+    pub mss_clamp: u32,
+    /// `TCP_ECN_OK` in `tp->ecn_flags`: ECN was agreed (RFC 3168).
+    pub ecn_ok: bool,
+}
+
+impl Default for Negotiated {
+    /// Before the handshake: nothing agreed, the RFC 1122 default MSS.
+    fn default() -> Self {
+        Negotiated { sack_ok: false, tstamp_ok: false, snd_wscale: 0, mss_clamp: 536, ecn_ok: false }
+    }
+}
+
+impl Negotiated {
+    /// Records what the peer's SYN (or SYN-ACK) offered and our sysctls
+    /// allow (`tcp_parse_options` with `tcp_openreq_init` /
+    /// `tcp_rcv_synsent_state_process`): SACK, timestamps, the window shift
+    /// (at most `TCP_MAX_WSCALE`, 14) and the MSS clamp (at least
+    /// `TCP_MIN_SND_MSS`, 48). ECN is decided by the caller, from the
+    /// SYN's flags.
+    pub(super) fn parse_syn_options(&mut self, cfg: &TcpConfig, o: &TcpOptions) {
+        self.sack_ok = cfg.tcp_sack && o.sack_permitted;
+        self.tstamp_ok = cfg.tcp_timestamps && o.timestamp.is_some();
+        self.snd_wscale = match (cfg.tcp_window_scaling, o.wscale) {
+            (true, Some(s)) => s.min(14),
+            _ => 0,
+        };
+        self.mss_clamp = o.mss.map(u32::from).unwrap_or(536).max(48);
+    }
+
+    /// The option bytes every segment carries (`tp->tcp_header_len` less
+    /// the 20-byte header): the timestamp option when agreed.
+    pub(super) fn options_len(&self) -> u32 {
+        if self.tstamp_ok {
+            TCPOLEN_TSTAMP_ALIGNED
+        } else {
+            0
+        }
+    }
+
+    /// The peer's window field scaled (`ntohs(th->window) << snd_wscale`);
+    /// a SYN's window is never scaled (RFC 7323 §2.2).
+    pub(super) fn scaled_window(&self, window: u16, syn: bool) -> u32 {
+        if syn {
+            window as u32
+        } else {
+            (window as u32) << self.snd_wscale
+        }
+    }
+}
