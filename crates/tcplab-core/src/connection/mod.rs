@@ -326,7 +326,9 @@ impl Connection {
             sk_sndbuf: if cfg.so_sndbuf > 0 { cfg.so_sndbuf.saturating_mul(2) } else { cfg.tcp_wmem[1] },
             tp,
             cc,
-            rtx: RtxQueue::with_capacity(64),
+            // Grown on first use: a connection that only receives (or is idle)
+            // never holds a retransmit queue (64 slots were 3.6 KB each).
+            rtx: RtxQueue::default(),
             scoreboard: Scoreboard::new(iss),
             total_retrans: 0,
             reordering: cfg.tcp_reordering.max(1),

@@ -198,8 +198,8 @@ pub(super) struct SendQueue {
 impl SendQueue {
     pub fn new(iss: SeqNum) -> SendQueue {
         SendQueue {
-            wq: VecDeque::with_capacity(8),
-            calls: VecDeque::with_capacity(2),
+            wq: VecDeque::new(),
+            calls: VecDeque::new(),
             built_seq: iss + 1,
             pushed_seq: iss + 1,
             gso_segs: 0,
