@@ -938,3 +938,93 @@ fn test_no_input_panics() {
         let _ = h.bbr.get_info(&h.tp);
     }
 }
+
+// ---------------------------------------------------------------------------
+// The rate sampler driving BBR
+// ---------------------------------------------------------------------------
+
+/// An ideal path: one FIFO bottleneck serving a packet every 2 ms (50 per
+/// 100 ms, `BW50`), then 100 ms until its ACK returns; one ACK per packet,
+/// no loss, the sender paced at BBR's rate (one packet per `mss/rate`) and
+/// limited by cwnd. rate.rs produces every sample; BBR's view must match
+/// the path.
+#[test]
+fn test_rate_sampler_drives_bbr_on_an_ideal_path() {
+    use crate::rate::{DeliveredSkb, RateGenInput, SkbTxRate, TcpRate};
+    use std::collections::VecDeque;
+    use tcplab_wire::SeqNum;
+
+    const SERVICE_US: u64 = 2_000;
+    const PROP_US: u64 = 100_000;
+    struct Pkt {
+        sent: u64,
+        ack_at: u64,
+        tx: SkbTxRate,
+        end: u32,
+    }
+
+    let mut tp = CaCtx { mss_cache: MSS, snd_cwnd: 10, srtt_us: 0, ..CaCtx::default() };
+    set_time(&mut tp, 1_000);
+    let mut x = CaExtra::default();
+    let mut bbr = Bbr::new(CycleRand::Seeded(1));
+    bbr.init(&mut tp, &x);
+    let mut rate = TcpRate::default();
+    let mut out: VecDeque<Pkt> = VecDeque::new();
+    let (mut next_seq, mut link_free, mut min_rtt, mut pace_at) = (0u32, 0u64, u32::MAX, 1_000u64);
+    let mut modes = vec![(1_000u64, BbrMode::Startup)];
+
+    loop {
+        let ack_at = out.front().map_or(u64::MAX, |p| p.ack_at);
+        let can_send = (out.len() as u32) < tp.snd_cwnd;
+        let now = if can_send { ack_at.min(pace_at) } else { ack_at };
+        if now > 3_000_000 {
+            break;
+        }
+        set_time(&mut tp, now);
+        if now == pace_at && can_send && now < ack_at {
+            // Paced send: one packet, the next one mss/rate later.
+            let tx = rate.skb_sent(now, out.len() as u32, tp.delivered, 0);
+            link_free = link_free.max(now) + SERVICE_US;
+            next_seq += MSS;
+            out.push_back(Pkt { sent: now, ack_at: link_free + PROP_US, tx, end: next_seq });
+            pace_at = now + (MSS as u64 * 1_000_000).div_ceil(tp.pacing_rate.max(1));
+            continue;
+        }
+        let Some(mut p) = out.pop_front() else { break };
+        let mut rs = RateSample { prior_in_flight: out.len() as u32 + 1, ..RateSample::default() };
+        let d = DeliveredSkb { tx_mstamp_us: p.sent, end_seq: SeqNum(p.end), retrans: false, sacked_acked: false };
+        rate.skb_delivered(&mut p.tx, &d, &mut rs);
+        tp.delivered += 1;
+        let rtt = (now - p.sent) as u32;
+        min_rtt = min_rtt.min(rtt);
+        rs.rtt_us = rtt as i64;
+        tp.srtt_us = rtt << 3;
+        let g = RateGenInput { now_us: now, delivered: tp.delivered, delivered_ce: 0, min_rtt_us: min_rtt };
+        rate.gen(&g, 1, 0, false, &mut rs);
+        // The bottleneck's rate bounds every sample.
+        if rs.interval_us > 0 {
+            assert!((rs.delivered as u64) * BW_UNIT / (rs.interval_us as u64) <= BW50 as u64, "{rs:?}");
+        }
+        tp.packets_in_flight = out.len() as u32;
+        x.delivered_mstamp = rate.delivered_mstamp;
+        x.app_limited = rate.app_limited;
+        bbr.cong_control(&mut tp, &mut x, &rs);
+        rate.app_limited = x.app_limited;
+        if modes.last().map(|m| m.1) != Some(bbr.mode()) {
+            modes.push((now, bbr.mode()));
+        }
+        pace_at = pace_at.max(now);
+    }
+    // First packet: served 1000..3000 µs, ACKed at 103000: 102 ms.
+    assert_eq!(bbr.ca().min_rtt_us, 102_000);
+    // The estimate is the bottleneck's rate, up to the floor of the
+    // integer division.
+    assert!((8_300..=BW50).contains(&bbr.max_bw()), "{}", bbr.max_bw());
+    // STARTUP, DRAIN, PROBE_BW, each once, PROBE_BW within 2 s.
+    let seq: Vec<BbrMode> = modes.iter().map(|m| m.1).collect();
+    assert_eq!(seq, [BbrMode::Startup, BbrMode::Drain, BbrMode::ProbeBw], "{modes:?}");
+    assert!(modes[2].0 < 2_000_000, "{modes:?}");
+    // In PROBE_BW cwnd tracks bdp(bw, 2) ≈ 102 plus at most 49 of
+    // aggregation and 8 of budget.
+    assert!((100..=160).contains(&tp.snd_cwnd), "{}", tp.snd_cwnd);
+}
