@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod minmax;
 pub mod names;
 pub mod prr;
+pub mod rate;
 pub mod rtt;
 pub mod time;
 

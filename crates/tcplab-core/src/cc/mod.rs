@@ -264,6 +264,7 @@ pub trait CongestionOps {
 // Shared helpers of net/ipv4/tcp_cong.c, with their kernel eras.
 // ---------------------------------------------------------------------------
 
+pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod hystart;
