@@ -10,7 +10,8 @@
 //! nanosecond rather than to the scheduler tick as /proc's counters are),
 //! and rates are per CPU-second as well as per wall-clock second. Peak
 //! memory is the process's high-water mark (`VmHWM`), reset before each
-//! run by writing 5 to `/proc/self/clear_refs`, so each row has its own.
+//! run by writing 5 to `/proc/self/clear_refs`; the suite runs each entry
+//! in a fresh process, so each row's memory is its own.
 //! On a system without those files the fields are absent.
 
 use crate::error::{Error, Result};
@@ -31,7 +32,7 @@ const MANY: (&str, &str) =
 const SERIES_DURATION: &str = "20ms";
 
 /// One measured run.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct BenchRow {
     pub name: String,
     /// Connections (flows times runs).
@@ -170,15 +171,25 @@ pub fn suite_entries() -> Vec<Entry> {
     out
 }
 
-/// `tcplab bench --suite`; `progress` is told each run's name before it
-/// starts.
-pub fn suite(mut progress: impl FnMut(usize, usize, &str)) -> Result<BenchReport> {
+/// Builds and measures suite entry `i` in this process.
+pub fn measure_entry(i: usize) -> Result<BenchRow> {
+    let entries = suite_entries();
+    let Some((name, build)) = entries.get(i) else {
+        return Err(Error::msg(format!("no bench suite entry {i} (there are {})", entries.len())));
+    };
+    measure(name, &build()?)
+}
+
+/// `tcplab bench --suite`: every entry through `run(i, name)`, which the
+/// CLI points at a fresh process per entry ([`measure_entry`] there), so
+/// that each row's memory is its own: a process that ran a large entry
+/// keeps the freed memory, and a later, smaller entry would then seem to
+/// cost nothing.
+pub fn suite(mut run: impl FnMut(usize, usize, &str) -> Result<BenchRow>) -> Result<BenchReport> {
     let entries = suite_entries();
     let mut rows = Vec::with_capacity(entries.len());
-    for (i, (name, build)) in entries.iter().enumerate() {
-        progress(i, entries.len(), name);
-        let cfg = build()?;
-        rows.push(measure(name, &cfg)?);
+    for (i, (name, _)) in entries.iter().enumerate() {
+        rows.push(run(i, entries.len(), name)?);
     }
     Ok(BenchReport { rows, segments_basis: BASIS })
 }

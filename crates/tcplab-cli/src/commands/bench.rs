@@ -23,9 +23,31 @@ pub(crate) struct BenchArgs {
     /// "segments_per_cpu_sec", "peak_rss_mb", ...}], "segments_basis"}.
     #[arg(long)]
     json: bool,
+    /// Internal: measure suite entry N in this process and print its row as JSON (the suite runs each
+    /// entry in a fresh process so that its memory figure is its own).
+    #[arg(long, value_name = "N", hide = true)]
+    entry: Option<usize>,
+}
+
+/// Runs suite entry `i` in a child process (`tcplab bench --entry i`).
+fn in_child(i: usize) -> Result<bench::BenchRow, Error> {
+    let exe = std::env::current_exe().map_err(|e| Error::msg(format!("cannot find this program: {e}")))?;
+    let out = std::process::Command::new(exe)
+        .args(["bench", "--entry", &i.to_string()])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| Error::msg(format!("cannot run bench entry {i}: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::msg(format!("bench entry {i} failed ({})", out.status)));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| Error::msg(format!("bench entry {i}: unreadable row: {e}")))
 }
 
 pub(crate) fn run(a: BenchArgs) -> Result<ExitCode, Error> {
+    if let Some(i) = a.entry {
+        let row = bench::measure_entry(i)?;
+        return emit(&(serde_json::to_string(&row).map_err(|e| Error::msg(e.to_string()))? + "\n"));
+    }
     if a.plot.is_some() && !a.suite {
         return Err(bench::plot_needs_suite());
     }
@@ -36,6 +58,7 @@ pub(crate) fn run(a: BenchArgs) -> Result<ExitCode, Error> {
             if interactive() {
                 eprintln!("tcplab: bench {}/{n}: {name}...", i + 1);
             }
+            in_child(i)
         })?
     } else {
         if interactive() {
