@@ -5,7 +5,8 @@
 //!
 //! Fixed once the connection is synchronized, read by both halves of the
 //! socket: the sender's SACK processing and header size, the receiver's
-//! SACK blocks, timestamps and ECN echo.
+//! SACK blocks, timestamps, window scale and ECN echo. The receiver keeps
+//! no copy: it is handed this struct (`Receiver::on_syn`, `RcvEnv`).
 
 use crate::config::TcpConfig;
 use tcplab_wire::TcpOptions;
@@ -21,6 +22,9 @@ pub(super) struct Negotiated {
     pub sack_ok: bool,
     /// `rx_opt.tstamp_ok`: timestamps on every segment (RFC 7323).
     pub tstamp_ok: bool,
+    /// `rx_opt.wscale_ok`: both ends sent the window-scale option (and
+    /// `tcp_window_scaling` is on), so our window is scaled too.
+    pub wscale_ok: bool,
     /// `rx_opt.snd_wscale`: the peer's window shift, 0 without scaling.
     pub snd_wscale: u8,
     /// `rx_opt.mss_clamp`: the peer's MSS option (536 without one).
@@ -32,7 +36,7 @@ pub(super) struct Negotiated {
 impl Default for Negotiated {
     /// Before the handshake: nothing agreed, the RFC 1122 default MSS.
     fn default() -> Self {
-        Negotiated { sack_ok: false, tstamp_ok: false, snd_wscale: 0, mss_clamp: 536, ecn_ok: false }
+        Negotiated { sack_ok: false, tstamp_ok: false, wscale_ok: false, snd_wscale: 0, mss_clamp: 536, ecn_ok: false }
     }
 }
 
@@ -46,7 +50,8 @@ impl Negotiated {
     pub(super) fn parse_syn_options(&mut self, cfg: &TcpConfig, o: &TcpOptions) {
         self.sack_ok = cfg.tcp_sack && o.sack_permitted;
         self.tstamp_ok = cfg.tcp_timestamps && o.timestamp.is_some();
-        self.snd_wscale = match (cfg.tcp_window_scaling, o.wscale) {
+        self.wscale_ok = cfg.tcp_window_scaling && o.wscale.is_some();
+        self.snd_wscale = match (self.wscale_ok, o.wscale) {
             (true, Some(s)) => s.min(14),
             _ => 0,
         };
