@@ -1,13 +1,13 @@
 //! Reference listings for `tcplab presets`, `tcplab knobs` and
 //! `tcplab counters`, generated from the same tables that validation uses.
 
-use crate::knobs::{self, type_desc, Knob};
 use std::fmt::Write as _;
 use tcplab_core::cc::cubic::CubicParams;
 use tcplab_core::cc::dctcp::DctcpParams;
 use tcplab_core::cc::reno::RenoParams;
 use tcplab_core::cc::CcConfig;
 use tcplab_core::config::PRESETS;
+use tcplab_core::knobs::{self, KnobSpec};
 use tcplab_core::{Mib, TcpConfig};
 
 /// Every preset and the knobs in which it differs from `linux-current`.
@@ -34,11 +34,11 @@ pub fn presets() -> String {
     s
 }
 
-fn knob_lines<C: Clone>(s: &mut String, prefix: &str, table: &[Knob<C>], defaults: &C) {
+fn knob_lines<C: Clone>(s: &mut String, prefix: &str, table: &[KnobSpec<C>], defaults: &C) {
     for k in table {
         let _ = writeln!(s, "{prefix}{} = {}", k.name, k.get(defaults));
         let _ = writeln!(s, "    {}", k.doc);
-        let _ = writeln!(s, "    accepts: {}", type_desc(k));
+        let _ = writeln!(s, "    accepts: {}", k.accepts());
     }
 }
 
@@ -46,24 +46,20 @@ fn knob_lines<C: Clone>(s: &mut String, prefix: &str, table: &[Knob<C>], default
 pub fn knobs() -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Socket knobs ([tcp], [flow.tcp], [flow.tcp_receiver]); defaults are linux-current");
-    let _ = writeln!(
-        s,
-        "preset = \"linux-current\"\n    kernel era to start from\n    accepts: one of {}",
-        quoted(PRESETS)
-    );
-    let _ = writeln!(
-        s,
-        "congestion_control = \"cubic\"\n    net.ipv4.tcp_congestion_control\n    accepts: one of {}",
-        quoted(CcConfig::NAMES)
-    );
     let base = TcpConfig::default();
-    knob_lines(&mut s, "", knobs::KNOBS, &base);
+    for (key, default, names) in [
+        (knobs::PRESET, format!("{:?}", base.preset), PRESETS),
+        (knobs::CONGESTION_CONTROL, format!("{:?}", base.congestion_control.name()), CcConfig::NAMES),
+    ] {
+        let _ = writeln!(s, "{} = {default}\n    {}\n    accepts: one of {}", key.name, key.doc, quoted(names));
+    }
+    knob_lines(&mut s, "", knobs::TCP, &base);
     let _ = writeln!(s, "\n# tcp_cubic module parameters ([tcp.cubic]); used when congestion_control = \"cubic\"");
-    knob_lines(&mut s, "cubic.", knobs::CUBIC_PARAMS, &CubicParams::default());
+    knob_lines(&mut s, "cubic.", knobs::CUBIC, &CubicParams::default());
     let _ = writeln!(s, "\n# tcp_dctcp module parameters ([tcp.dctcp]); used when congestion_control = \"dctcp\"");
-    knob_lines(&mut s, "dctcp.", knobs::DCTCP_PARAMS, &DctcpParams::default());
+    knob_lines(&mut s, "dctcp.", knobs::DCTCP, &DctcpParams::default());
     let _ = writeln!(s, "\n# Reno ([tcp.reno]); used when congestion_control = \"reno\"");
-    knob_lines(&mut s, "reno.", knobs::RENO_PARAMS, &RenoParams::default());
+    knob_lines(&mut s, "reno.", knobs::RENO, &RenoParams::default());
     s
 }
 
