@@ -177,6 +177,33 @@ pub static TCP: &[KnobSpec] = &[
         kernel: Kernel::Native,
         doc: "net.ipv4.tcp_no_ssthresh_metrics_save: do not cache ssthresh.",
     },
+    // The TSO knobs decide the model's skb boundaries (TSO deferral and
+    // autosizing), hence which wire segments carry PSH, though the model
+    // sends MSS-sized segments. Linux keeps them in a u8.
+    KnobSpec {
+        name: "tcp_min_tso_segs",
+        kind: Kind::U32 { acc: |c| &mut c.tcp_min_tso_segs, min: 1, max: 255, unit: IntUnit::Count },
+        models: Models::Sysctl("net.ipv4.tcp_min_tso_segs"),
+        side: Side::Sender,
+        kernel: Kernel::Native,
+        doc: "net.ipv4.tcp_min_tso_segs: least segments per TSO skb (tcp_tso_autosize).",
+    },
+    KnobSpec {
+        name: "tcp_tso_win_divisor",
+        kind: Kind::U32 { acc: |c| &mut c.tcp_tso_win_divisor, min: 0, max: 255, unit: IntUnit::Count },
+        models: Models::Sysctl("net.ipv4.tcp_tso_win_divisor"),
+        side: Side::Sender,
+        kernel: Kernel::Native,
+        doc: "net.ipv4.tcp_tso_win_divisor: TSO deferral sends once 1/divisor of the window is open (0: up to 3 MSS deferred).",
+    },
+    KnobSpec {
+        name: "tcp_tso_rtt_log",
+        kind: Kind::U32 { acc: |c| &mut c.tcp_tso_rtt_log, min: 0, max: 255, unit: IntUnit::Count },
+        models: Models::Sysctl("net.ipv4.tcp_tso_rtt_log"),
+        side: Side::Sender,
+        kernel: Kernel::Native,
+        doc: "net.ipv4.tcp_tso_rtt_log (v5.18+): tcp_tso_autosize's bonus segments for tiny RTTs (0 = none).",
+    },
     KnobSpec {
         name: "initcwnd",
         kind: Kind::U32 { acc: |c| &mut c.initcwnd, min: 1, max: 65_535, unit: IntUnit::Count },

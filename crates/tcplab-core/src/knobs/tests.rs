@@ -100,6 +100,7 @@ fn test_linux_text_is_checked_against_the_range() {
     let mut cfg = TcpConfig::default();
     let k = |n| find(n).unwrap();
     assert_eq!(k("tcp_ecn").set_text(&mut cfg, "3"), Err("must be between 0 and 2, found 3".into()));
+    assert_eq!(k("tcp_min_tso_segs").set_text(&mut cfg, "0"), Err("must be between 1 and 255, found 0".into()));
     assert_eq!(k("tcp_timestamps").set_text(&mut cfg, "2"), Err("must be 0 or 1, found 2".into()));
     assert_eq!(k("hz").set_text(&mut cfg, "200"), Err("must be one of 100, 250, 300, 1000, found 200".into()));
     assert!(k("tcp_rmem").set_text(&mut cfg, "4096 131072").is_err());
