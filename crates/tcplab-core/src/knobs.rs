@@ -298,8 +298,48 @@ pub const CONGESTION_CONTROL: TableKey = TableKey {
 /// Every [`TableKey`], in the order a knob table lists them.
 pub const TABLE_KEYS: &[TableKey] = &[PRESET, CONGESTION_CONTROL];
 
+/// A Linux sysctl the model has no knob for (packetdrill's corpus sets a
+/// few), and what a run that sets it gets.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Unmodelled {
+    /// The full name (`net.ipv4.tcp_mtu_probing`).
+    pub sysctl: &'static str,
+    pub treatment: Absent,
+}
+
+/// How the model stands to a setting it does not have.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Absent {
+    /// Cannot change what a run without the feature observes (e.g.
+    /// `tcp_fastopen` when no packet carries a Fast Open option): any
+    /// value is accepted, with this note.
+    Inert(&'static str),
+    /// The model behaves as this value (first); setting it is accepted,
+    /// any other value is refused for the reason given (second).
+    Fixed(&'static str, &'static str),
+}
+
+impl Absent {
+    /// Whether `value` (Linux text) is the fixed value, compared as
+    /// integers when both are (`0x0` is `0`).
+    pub fn accepts(&self, value: &str) -> bool {
+        match self {
+            Absent::Inert(_) => true,
+            Absent::Fixed(model, _) => match (parse_int(value), parse_int(model)) {
+                (Some(a), Some(b)) => a == b,
+                _ => value.trim() == *model,
+            },
+        }
+    }
+}
+
 mod tables;
-pub use tables::{CUBIC, DCTCP, RENO, TCP};
+pub use tables::{CUBIC, DCTCP, RENO, TCP, UNMODELLED};
+
+/// What the model does about sysctl `full` if it has no knob for it.
+pub fn unmodelled(full: &str) -> Option<&'static Unmodelled> {
+    UNMODELLED.iter().find(|u| u.sysctl == full)
+}
 
 /// Looks a socket knob ([`TCP`]) up by its scenario name.
 pub fn find(name: &str) -> Option<&'static KnobSpec> {

@@ -1,13 +1,14 @@
 //! The tables of the knob registry: [`TCP`] (socket knobs, fields of
 //! [`TcpConfig`]) and one module-parameter table per congestion control
 //! ([`CUBIC`], [`DCTCP`], [`RENO`]), each in documentation order (the
-//! order of `tcplab knobs`).
+//! order of `tcplab knobs`); and [`UNMODELLED`], the Linux sysctls the
+//! model has no knob for.
 //!
 //! Adding a knob to the core means adding one entry here; scenarios,
 //! `tcplab knobs`, packetdrill (if it models a sysctl or module parameter)
 //! and the kernel backend then all have it.
 
-use super::{set_name, IntUnit, Kernel, Kind, KnobSpec, Models, Side};
+use super::{set_name, Absent, IntUnit, Kernel, Kind, KnobSpec, Models, Side, Unmodelled};
 use super::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, PrrRule, HZ_VALUES, MIN_MTU};
 use super::{CcEra, CubicParams, CubicVersion, DctcpParams, DctcpVersion, HystartVersion, RenoParams};
 use crate::names::UnknownName;
@@ -553,5 +554,40 @@ pub static RENO: &[KnobSpec<RenoParams>] = &[
         side: Side::Sender,
         kernel: Kernel::ModelOnly,
         doc: "tcplab-only: HyStart++ L, packets of growth per ACK (0 = RFC: infinity if paced, else 8).",
+    },
+];
+
+/// The `net.ipv4` sysctls that packetdrill's corpus sets and the model
+/// has no knob for, each with why that is safe (or when it is not).
+pub static UNMODELLED: &[Unmodelled] = &[
+    Unmodelled {
+        sysctl: "net.ipv4.tcp_notsent_lowat",
+        treatment: Absent::Fixed("4294967295", "TCP_NOTSENT_LOWAT is not modelled (no limit)"),
+    },
+    Unmodelled {
+        sysctl: "net.ipv4.tcp_mtu_probing",
+        treatment: Absent::Fixed("0", "MTU probing (tcp_mtu_probe) is not modelled"),
+    },
+    Unmodelled { sysctl: "net.ipv4.tcp_base_mss", treatment: Absent::Inert("used only by MTU probing, which is off") },
+    Unmodelled {
+        sysctl: "net.ipv4.tcp_syn_retries",
+        treatment: Absent::Inert("no SYN retry limit in the model; matters only after that many SYN timeouts"),
+    },
+    Unmodelled {
+        sysctl: "net.ipv4.tcp_synack_retries",
+        treatment: Absent::Inert("no SYN-ACK retry limit in the model; matters only after that many timeouts"),
+    },
+    Unmodelled {
+        sysctl: "net.ipv4.tcp_fastopen",
+        treatment: Absent::Inert("Fast Open is not modelled; no script packet uses it"),
+    },
+    Unmodelled { sysctl: "net.ipv4.tcp_fastopen_key", treatment: Absent::Inert("Fast Open is not modelled") },
+    Unmodelled {
+        sysctl: "net.ipv4.tcp_syncookies",
+        treatment: Absent::Inert("SYN cookies are sent only when the SYN queue overflows"),
+    },
+    Unmodelled {
+        sysctl: "net.ipv4.tcp_ecn_option",
+        treatment: Absent::Inert("AccECN option; used only when AccECN (tcp_ecn >= 3) is negotiated"),
     },
 ];
