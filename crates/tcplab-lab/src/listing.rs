@@ -1,5 +1,6 @@
 //! Reference listings for `tcplab presets`, `tcplab knobs` and
-//! `tcplab counters`, generated from the same tables that validation uses.
+//! `tcplab counters`, and the knob tables of docs/scenarios.md, generated
+//! from the same tables that validation uses (the core's knob registry).
 
 use std::fmt::Write as _;
 use tcplab_core::cc::cubic::CubicParams;
@@ -7,7 +8,7 @@ use tcplab_core::cc::dctcp::DctcpParams;
 use tcplab_core::cc::reno::RenoParams;
 use tcplab_core::cc::CcConfig;
 use tcplab_core::config::PRESETS;
-use tcplab_core::knobs::{self, KnobSpec};
+use tcplab_core::knobs::{self, Kernel, KnobSpec, Models, Side};
 use tcplab_core::{Mib, TcpConfig};
 
 /// Every preset and the knobs in which it differs from `linux-current`.
@@ -63,6 +64,55 @@ pub fn knobs() -> String {
     s
 }
 
+fn reference_rows<C: Clone>(s: &mut String, table: &[KnobSpec<C>], defaults: &C) {
+    let _ = writeln!(s, "| knob | accepts | linux-current | Linux setting | read by | kernel backend |");
+    let _ = writeln!(s, "|---|---|---|---|---|---|");
+    for k in table {
+        let linux = match k.models {
+            Models::Sysctl(n) | Models::Param(n) | Models::Build(n) | Models::SockOpt(n) => format!("`{n}`"),
+            Models::Route(a) => format!("route `{a}`"),
+            Models::Link(a) => format!("link `{a}`"),
+            Models::Era => "kernel era".into(),
+            Models::TcplabOnly => "tcplab only".into(),
+        };
+        let side = match k.side {
+            Side::Sender => "sender",
+            Side::Receiver => "receiver",
+            Side::Both => "both",
+        };
+        let kernel = match k.kernel {
+            Kernel::Native => "as in Linux".into(),
+            Kernel::Switch { param, .. } => format!("switch `{param}`"),
+            Kernel::ModelOnly => "model only".into(),
+        };
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {linux} | {side} | {kernel} |",
+            k.name,
+            k.accepts().replace('|', "\\|"),
+            k.get(defaults)
+        );
+    }
+}
+
+/// The knob tables of docs/scenarios.md (between its `knobs:begin` and
+/// `knobs:end` markers; a test compares them): every knob of the
+/// registry with what it accepts, its linux-current default, the Linux
+/// setting it models (which packetdrill scripts use), the half of the
+/// connection that reads it and what the kernel backend does with it.
+pub fn knob_reference() -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Socket knobs:\n");
+    reference_rows(&mut s, knobs::TCP, &TcpConfig::default());
+    let _ = writeln!(s, "\n`[tcp.cubic]` (tcp_cubic module parameters):\n");
+    reference_rows(&mut s, knobs::CUBIC, &CubicParams::default());
+    let _ = writeln!(s, "\n`[tcp.dctcp]` (tcp_dctcp module parameters):\n");
+    reference_rows(&mut s, knobs::DCTCP, &DctcpParams::default());
+    let _ = writeln!(s, "\n`[tcp.reno]` (Linux's Reno has no module parameters):\n");
+    reference_rows(&mut s, knobs::RENO, &RenoParams::default());
+    s
+}
+
 /// Every counter the model keeps, by nstat name.
 pub fn counters() -> String {
     Mib::ALL.iter().map(|m| format!("{}\n", m.name())).collect()
@@ -70,4 +120,48 @@ pub fn counters() -> String {
 
 fn quoted(names: &[&str]) -> String {
     names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(name: &str) -> String {
+        std::fs::read_to_string(format!("{}/../../docs/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    /// docs/scenarios.md lists exactly the registry's knobs: on a change
+    /// of the registry, paste the printed tables between the markers.
+    #[test]
+    fn test_docs_knob_tables_match_the_registry() {
+        let text = doc("scenarios.md");
+        let (begin, end) =
+            ("<!-- knobs:begin (generated: tcplab_lab::listing::knob_reference) -->\n", "<!-- knobs:end -->");
+        let start = text.find(begin).expect("begin marker") + begin.len();
+        let stop = start + text[start..].find(end).expect("end marker");
+        let cc: Vec<String> = CcConfig::NAMES.iter().map(|n| format!("`{n:?}`")).collect();
+        assert!(
+            text.contains(&format!("| `cc` | {} |", cc.join(", "))),
+            "docs/scenarios.md: the cc row lists CcConfig::NAMES"
+        );
+        let want = knob_reference();
+        assert!(
+            text[start..stop].trim() == want.trim(),
+            "docs/scenarios.md knob tables are stale; they should be:\n{want}"
+        );
+    }
+
+    /// docs/presets.md has a row for every knob a preset changes.
+    #[test]
+    fn test_presets_doc_names_every_knob_a_preset_changes() {
+        let text = doc("presets.md");
+        let base = TcpConfig::default();
+        for p in PRESETS {
+            for (name, _, _) in knobs::diff(&base, &TcpConfig::preset(p).unwrap()) {
+                if knobs::find(&name).is_some() {
+                    assert!(text.contains(&format!("| `{name}`")), "docs/presets.md: no row for {name} ({p})");
+                }
+            }
+        }
+    }
 }
