@@ -280,7 +280,7 @@ fn sanity(r: &Receiver, timers: &TimerTable) {
     if r.unread == 0 && !r.fin_received {
         assert_eq!(r.buf.rcvq_truesize, 0);
     }
-    assert!(r.win.rcv_wscale <= window::TCP_MAX_WSCALE);
+    assert!(r.win.rcv_wscale <= crate::connection::negotiated::TCP_MAX_WSCALE);
     assert!(r.delack.rcv_mss >= 1);
     // The delayed-ACK timer is armed exactly while ICSK_ACK_TIMER is set.
     assert_eq!(timers.is_set(Timer::Dack), r.delack.pending & ICSK_ACK_TIMER != 0, "ICSK_ACK_TIMER vs Timer::Dack");
