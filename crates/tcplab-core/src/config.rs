@@ -188,7 +188,11 @@ impl Default for TcpConfig {
     }
 }
 
-/// Names accepted by [`TcpConfig::preset`].
+/// `TCP_MIN_MSS` (include/net/tcp.h) plus 40 bytes of IPv4 and TCP header:
+/// the smallest interface MTU a flow may use (the `mtu` knob's minimum,
+/// and the simulator's check).
+pub const MIN_MTU: u32 = 88 + 40;
+
 /// The `HZ` values Linux offers (`kernel/Kconfig.hz`): the one rule for
 /// scenarios (`tcp.hz`), `tcplab packetdrill --hz` and kernel builds.
 pub const HZ_VALUES: &[u32] = &[100, 250, 300, 1000];
@@ -201,6 +205,7 @@ pub fn hz_rule() -> String {
     format!("Linux offers HZ {} or {last}", rest.join(", "))
 }
 
+/// Names accepted by [`TcpConfig::preset`].
 pub const PRESETS: &[&str] = &["linux-current", "v3.11", "v3.12", "v3.18", "v3.19", "v4.17"];
 
 impl TcpConfig {

@@ -13,7 +13,10 @@
 //! - [`rtt`]: `tcp_rtt_estimator` and the RTO; [`minmax`]: win_minmax.c.
 //! - [`prr`]: `tcp_cwnd_reduction` (RFC 6937).
 //! - [`config`]: sysctls, module parameters and kernel-era presets;
-//!   [`names`]: the names of their era and rule enums (`as_str`, `FromStr`).
+//!   [`names`]: the names of their era and rule enums (`as_str`, `FromStr`);
+//!   [`knobs`]: the registry of every knob (name, values, the Linux
+//!   setting it models, where it applies) that scenarios, packetdrill and
+//!   the kernel backend read.
 //! - [`counters`]: MIB counters under their nstat names.
 //! - [`flag`]: tcp_input.c's `FLAG_*` bits; [`metrics`]: tcp_metrics.c's
 //!   per-destination cache; [`time`]: virtual time, jiffies.
@@ -23,6 +26,7 @@ pub mod config;
 pub mod connection;
 pub mod counters;
 pub mod flag;
+pub mod knobs;
 pub mod metrics;
 pub mod minmax;
 pub mod names;

@@ -7,7 +7,10 @@ use crate::error::{Error, Result};
 use crate::schema::Scenario;
 use std::sync::Arc;
 use std::time::Duration;
-use tcplab_kernel::{FlowKnobs, KernelBackend};
+use tcplab_core::cc::CcConfig;
+use tcplab_core::knobs::{self, KnobSpec};
+use tcplab_core::TcpConfig;
+use tcplab_kernel::{FlowKnobs, KernelBackend, KnobSetting};
 
 /// A backend, cheap to clone (one per batch job). Each carries the
 /// wall-clock limit of one run (`--max-wall`).
@@ -86,11 +89,35 @@ pub fn default_wall_limit(sc: &Scenario) -> Duration {
 
 /// Every flow's knobs, rendered for the kernel's translation.
 pub fn flow_knobs(sc: &Scenario) -> Vec<FlowKnobs> {
-    sc.sim
-        .flows
-        .iter()
-        .map(|f| FlowKnobs { sender: crate::knobs::render(&f.tcp), receiver: crate::knobs::render(&f.tcp_receiver) })
-        .collect()
+    sc.sim.flows.iter().map(|f| FlowKnobs { sender: render(&f.tcp), receiver: render(&f.tcp_receiver) }).collect()
+}
+
+fn render_table<C: Clone>(prefix: &str, table: &[KnobSpec<C>], cfg: &C, default: &C, out: &mut Vec<KnobSetting>) {
+    for k in table {
+        out.push(KnobSetting::new(format!("{prefix}{}", k.name), k.get(cfg), k.get(default)));
+    }
+}
+
+/// Every knob of `cfg` (the core's registry, `tcplab_core::knobs`) with its
+/// value and its `linux-current` value (for the same congestion control),
+/// for the kernel backend's translation, which looks each one up in the
+/// same registry (tcplab-kernel's `knobs.rs`).
+pub fn render(cfg: &TcpConfig) -> Vec<KnobSetting> {
+    let mut default = TcpConfig::linux_current();
+    let cc = cfg.congestion_control.name();
+    if let Some(c) = CcConfig::from_name(cc) {
+        default.congestion_control = c;
+    }
+    let mut out = vec![KnobSetting::new(knobs::PRESET.name, format!("{:?}", cfg.preset), "\"linux-current\"")];
+    let prefix = format!("{cc}.");
+    match (&cfg.congestion_control, &default.congestion_control) {
+        (CcConfig::Cubic(p), CcConfig::Cubic(d)) => render_table(&prefix, knobs::CUBIC, p, d, &mut out),
+        (CcConfig::Dctcp(p), CcConfig::Dctcp(d)) => render_table(&prefix, knobs::DCTCP, p, d, &mut out),
+        (CcConfig::Reno(p), CcConfig::Reno(d)) => render_table(&prefix, knobs::RENO, p, d, &mut out),
+        _ => {}
+    }
+    render_table("", knobs::TCP, cfg, &default, &mut out);
+    out
 }
 
 /// Runs `sc` on the kernel, turning its errors into the lab's (a knob's

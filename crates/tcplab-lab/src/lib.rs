@@ -32,7 +32,6 @@ pub mod html;
 pub mod input;
 pub mod interrupt;
 pub mod journal;
-pub mod knobs;
 pub mod listing;
 pub mod metrics;
 pub mod outputs;

@@ -9,15 +9,12 @@
 
 use crate::error::{did_you_mean, Error, Result};
 use crate::field::{join, F, T};
-use crate::knobs::{self, type_desc, IntUnit, Kind};
 use crate::tree::{Node, Origin, Source, Tree, Value};
 use crate::units;
 use std::collections::{HashMap, HashSet};
-use tcplab_core::cc::cubic::CubicParams;
-use tcplab_core::cc::dctcp::DctcpParams;
-use tcplab_core::cc::reno::RenoParams;
 use tcplab_core::cc::CcConfig;
 use tcplab_core::config::PRESETS;
+use tcplab_core::knobs::{self, IntUnit, Kind, KnobSpec};
 use tcplab_core::time::Duration;
 use tcplab_core::TcpConfig;
 use tcplab_sim::config::{
@@ -869,29 +866,35 @@ fn preset_name<'a>(f: F<'a>) -> Result<&'a str> {
     Err(f.err(format!("unknown preset {s:?}{hint} (known: {})", PRESETS.join(", "))))
 }
 
-/// Keys a TCP knob table accepts besides the knobs and the module tables
-/// ([`knobs::MODULE_TABLES`]).
-const KNOB_TABLE_EXTRA: &[&str] = &["preset", "congestion_control"];
-
 /// Checks every key and value of a knob table, so errors surface even in
-/// tables whose values end up overridden or unused.
+/// tables whose values end up overridden or unused. Its keys: the table
+/// keys (`preset`, `congestion_control`), one module-parameter table per
+/// congestion control (named as in [`CcConfig::NAMES`], listed
+/// alphabetically), and the socket knobs.
 fn check_knob_table(t: &T<'_>) -> Result<()> {
-    let known: Vec<&str> = KNOB_TABLE_EXTRA
+    let mut modules = CcConfig::NAMES.to_vec();
+    modules.sort_unstable();
+    let known: Vec<&str> = knobs::TABLE_KEYS
         .iter()
-        .chain(knobs::MODULE_TABLES)
-        .copied()
-        .chain(knobs::KNOBS.iter().map(|k| k.name))
+        .map(|k| k.name)
+        .chain(modules.iter().copied())
+        .chain(knobs::TCP.iter().map(|k| k.name))
         .collect();
     t.only(&known)?;
-    t.get("preset", |f| preset_name(f).map(|_| ()))?;
-    t.get("congestion_control", |f| cc_name(f).map(|_| ()))?;
+    t.get(knobs::PRESET.name, |f| preset_name(f).map(|_| ()))?;
+    t.get(knobs::CONGESTION_CONTROL.name, |f| cc_name(f).map(|_| ()))?;
     let mut scratch = TcpConfig::default();
     apply_knobs(t, &mut scratch)?;
     // Values only: the module's own consistency check (`validate`) runs
     // in `build_tcp`, on the parameters of the preset's era.
-    apply_params(t, "cubic", knobs::CUBIC_PARAMS, &mut CubicParams::default())?;
-    apply_params(t, "dctcp", knobs::DCTCP_PARAMS, &mut DctcpParams::default())?;
-    apply_params(t, "reno", knobs::RENO_PARAMS, &mut RenoParams::default())?;
+    for name in modules {
+        match CcConfig::from_name(name) {
+            Some(CcConfig::Cubic(mut p)) => apply_params(t, name, knobs::CUBIC, &mut p)?,
+            Some(CcConfig::Dctcp(mut p)) => apply_params(t, name, knobs::DCTCP, &mut p)?,
+            Some(CcConfig::Reno(mut p)) => apply_params(t, name, knobs::RENO, &mut p)?,
+            None => None,
+        };
+    }
     Ok(())
 }
 
@@ -917,7 +920,7 @@ fn apply_knobs(t: &T<'_>, cfg: &mut TcpConfig) -> Result<()> {
 fn apply_params<'a, C: Clone>(
     t: &T<'a>,
     key: &str,
-    table: &'static [knobs::Knob<C>],
+    table: &'static [KnobSpec<C>],
     params: &mut C,
 ) -> Result<Option<&'a Origin>> {
     let Some(e) = t.table.get(key) else { return Ok(None) };
@@ -939,7 +942,10 @@ fn apply_params<'a, C: Clone>(
     Ok(Some(&e.node.origin))
 }
 
-fn set_knob<C>(f: F<'_>, knob: &knobs::Knob<C>, cfg: &mut C) -> Result<()> {
+/// Sets `knob` from a TOML value: the registry's kind says which values,
+/// and its checks (`check_int`, the triple's rules) decide the range, as
+/// for packetdrill's sysctl text.
+fn set_knob<C>(f: F<'_>, knob: &KnobSpec<C>, cfg: &mut C) -> Result<()> {
     match &knob.kind {
         Kind::Bool(acc) => *acc(cfg) = f.bool01()?,
         Kind::U8 { acc, min, max } => *acc(cfg) = f.int_in(u64::from(*min), u64::from(*max))? as u8,
@@ -950,18 +956,9 @@ fn set_knob<C>(f: F<'_>, knob: &knobs::Knob<C>, cfg: &mut C) -> Result<()> {
                 (Value::Integer(i), _) => {
                     u64::try_from(*i).map_err(|_| f.err(format!("must be between {min} and {max}, found {i}")))?
                 }
-                _ => return Err(f.wrong(&type_desc(knob))),
+                _ => return Err(f.wrong(&knob.accepts())),
             };
-            // A knob of listed values says which (HZ: the values Linux offers).
-            if let IntUnit::OneOf(allowed) = unit {
-                if !allowed.iter().any(|a| u64::from(*a) == v) {
-                    return Err(f.err(format!("must be {}, found {v}", type_desc(knob))));
-                }
-            }
-            if v < u64::from(*min) || v > u64::from(*max) {
-                return Err(f.err(format!("must be between {min} and {max}, found {v}")));
-            }
-            *acc(cfg) = v as u32;
+            *acc(cfg) = knob.check_int(v).map_err(|m| f.err(m))? as u32;
         }
         Kind::Triple(acc) => {
             let a = f.array("an array [min, default, max] of byte sizes")?;
@@ -972,20 +969,14 @@ fn set_knob<C>(f: F<'_>, knob: &knobs::Knob<C>, cfg: &mut C) -> Result<()> {
             for (i, n) in a.iter().enumerate() {
                 let p = format!("{}[{i}]", f.path);
                 let e = F { src: f.src, node: n, path: &p };
-                let v = e.bytes()?;
-                out[i] = u32::try_from(v)
-                    .ok()
-                    .filter(|v| *v <= i32::MAX as u32)
-                    .ok_or_else(|| e.err(format!("{v} bytes is too large (at most {})", i32::MAX)))?;
+                out[i] = knobs::triple_element(e.bytes()?).map_err(|m| e.err(m))?;
             }
-            if out[0] > out[1] || out[1] > out[2] {
-                return Err(f.err(format!("values must not decrease: [min, default, max], found {out:?}")));
-            }
+            knobs::triple_order(out).map_err(|m| f.err(m))?;
             *acc(cfg) = out;
         }
         // The core enum's `FromStr` decides; its error names the valid
         // values, and `f` adds the knob's path and place.
-        Kind::Choice { set, .. } => set(cfg, f.str(&type_desc(knob))?).map_err(|e| f.err(e.to_string()))?,
+        Kind::Choice { set, .. } => set(cfg, f.str(&knob.accepts())?).map_err(|e| f.err(e.to_string()))?,
     }
     Ok(())
 }
@@ -999,13 +990,13 @@ fn set_knob<C>(f: F<'_>, knob: &knobs::Knob<C>, cfg: &mut C) -> Result<()> {
 fn build_tcp(defaults: Option<&T<'_>>, end: Option<&T<'_>>, flow_cc: Option<&F<'_>>) -> Result<TcpConfig> {
     let preset_of = |t: Option<&T<'_>>| -> Result<Option<String>> {
         match t {
-            Some(t) => t.get("preset", |f| preset_name(f).map(str::to_string)),
+            Some(t) => t.get(knobs::PRESET.name, |f| preset_name(f).map(str::to_string)),
             None => Ok(None),
         }
     };
     let cc_of = |t: Option<&T<'_>>| -> Result<Option<String>> {
         match t {
-            Some(t) => t.get("congestion_control", |f| cc_name(f).map(str::to_string)),
+            Some(t) => t.get(knobs::CONGESTION_CONTROL.name, |f| cc_name(f).map(str::to_string)),
             None => Ok(None),
         }
     };
@@ -1036,11 +1027,13 @@ fn build_tcp(defaults: Option<&T<'_>>, end: Option<&T<'_>>, flow_cc: Option<&F<'
     }
     let tables: Vec<&T<'_>> = defaults.into_iter().chain(end).collect();
     let mut origin = None;
+    // The module's table is the one named after it (`[tcp.cubic]`).
+    let key = cfg.congestion_control.name();
     match &mut cfg.congestion_control {
         CcConfig::Cubic(p) => {
             for t in &tables {
-                if let Some(o) = apply_params(t, "cubic", knobs::CUBIC_PARAMS, p)? {
-                    origin = Some((*t, "cubic", o));
+                if let Some(o) = apply_params(t, key, knobs::CUBIC, p)? {
+                    origin = Some((*t, key, o));
                 }
             }
             if let Some((t, k, o)) = origin {
@@ -1049,8 +1042,8 @@ fn build_tcp(defaults: Option<&T<'_>>, end: Option<&T<'_>>, flow_cc: Option<&F<'
         }
         CcConfig::Dctcp(p) => {
             for t in &tables {
-                if let Some(o) = apply_params(t, "dctcp", knobs::DCTCP_PARAMS, p)? {
-                    origin = Some((*t, "dctcp", o));
+                if let Some(o) = apply_params(t, key, knobs::DCTCP, p)? {
+                    origin = Some((*t, key, o));
                 }
             }
             if let Some((t, k, o)) = origin {
@@ -1059,7 +1052,7 @@ fn build_tcp(defaults: Option<&T<'_>>, end: Option<&T<'_>>, flow_cc: Option<&F<'
         }
         CcConfig::Reno(p) => {
             for t in &tables {
-                apply_params(t, "reno", knobs::RENO_PARAMS, p)?;
+                apply_params(t, key, knobs::RENO, p)?;
             }
         }
     }

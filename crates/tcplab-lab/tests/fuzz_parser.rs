@@ -3,6 +3,8 @@
 //! rejection names a place (file:line:col, the file, or the `--set`).
 
 use proptest::prelude::*;
+use tcplab_core::cc::CcConfig;
+use tcplab_core::config::PRESETS;
 use tcplab_lab::load_str;
 
 const VALID: &str = r#"description = "fuzz seed"
@@ -303,8 +305,8 @@ const RUN_SETS: &[(&str, &[&str])] = &[
             r#"{ limit = "64KB", ecn_threshold = "1p" }"#,
         ],
     ),
-    ("flow.f1.cc", &["reno", "cubic", "dctcp"]),
-    ("tcp.preset", &["linux-current", "v3.11", "v3.12", "v3.18", "v3.19", "v4.17"]),
+    ("flow.f1.cc", CcConfig::NAMES),
+    ("tcp.preset", PRESETS),
     (
         "flow.f1.app",
         &[
@@ -406,15 +408,15 @@ const MULTI_SETS: &[(&str, &[&str])] = &[
     ("link.port.queue", &[r#"{ limit = "1p" }"#, r#"{ limit = "3p", ecn_threshold = "1p" }"#, r#"{ bytes = 1000 }"#]),
     ("link.port.delay", &["0us", r#"{ model = "uniform", min = "0ms", max = "5ms" }"#]),
     ("node.h2.qdisc", &[r#""pfifo""#, r#"{ kind = "fq", pacing = "edt" }"#]),
-    ("flow.bulk.cc", &["reno", "cubic", "dctcp"]),
-    ("flow.rpc.cc", &["reno", "cubic", "dctcp"]),
-    ("flow.paced.cc", &["reno", "cubic", "dctcp"]),
+    ("flow.bulk.cc", CcConfig::NAMES),
+    ("flow.rpc.cc", CcConfig::NAMES),
+    ("flow.paced.cc", CcConfig::NAMES),
     ("flow.paced.start", &["0s", "100ms"]),
     ("flow.rpc.nodelay", &["true", "false"]),
     ("flow.bulk.repeat", &["1", "50"]),
     ("flow.bulk.gap", &["0s", "1ms"]),
     ("flow.rpc.app", &[r#""rpc""#, r#"{ kind = "rpc", request = "1B", response = "3MB" }"#]),
-    ("tcp.preset", &["linux-current", "v3.11", "v3.12", "v3.18", "v3.19", "v4.17"]),
+    ("tcp.preset", PRESETS),
     ("tcp.tcp_ecn", &["0", "1", "2"]),
 ];
 

@@ -149,6 +149,21 @@ fn test_module_params_are_checked_in_the_presets_era() {
 // --set
 // ---------------------------------------------------------------------------
 
+/// The TSO sysctls are knobs like the others (packetdrill could always
+/// set them; scenarios could not): set, range-checked, and an unknown knob
+/// is still an error that names it with a hint.
+#[test]
+fn test_tso_knobs_and_unknown_knob_hint() {
+    let text = format!("{BASE}\n[tcp]\ntcp_min_tso_segs = 4\ntcp_tso_win_divisor = 0\ntcp_tso_rtt_log = 0\n");
+    let f = &load_str("x.toml", &text, &[], None).unwrap().sim.flows[0];
+    assert_eq!((f.tcp.tcp_min_tso_segs, f.tcp.tcp_tso_win_divisor, f.tcp.tcp_tso_rtt_log), (4, 0, 0));
+    assert_eq!(f.tcp_receiver.tcp_min_tso_segs, 4);
+    let e = load_str("x.toml", &format!("{BASE}\n[tcp]\ntcp_min_tso_segs = 0\n"), &[], None).unwrap_err();
+    assert!(e.to_string().ends_with("tcp.tcp_min_tso_segs: must be between 1 and 255, found 0"), "{e}");
+    let e = load_str("x.toml", &format!("{BASE}\n[tcp]\ntcp_tso_win_div = 2\n"), &[], None).unwrap_err();
+    assert!(e.to_string().ends_with("tcp.tcp_tso_win_div: unknown key; did you mean \"tcp_tso_win_divisor\"?"), "{e}");
+}
+
 #[test]
 fn test_set_overrides() {
     let sets: Vec<String> = [

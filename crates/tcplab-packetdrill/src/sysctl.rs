@@ -1,17 +1,14 @@
-//! Mapping of the harness's sysctls and CUBIC module parameters onto
-//! [`TcpConfig`] fields, by their kernel names.
+//! The harness's sysctls and CUBIC module parameters, by their kernel
+//! names, applied through the core's knob registry
+//! ([`tcplab_core::knobs`]): a knob that models `net.ipv4.X` (or
+//! `tcp_cubic.X`) takes the value, parsed and range-checked as the
+//! registry says, so a script and a scenario accept the same values.
 //!
-//! Every `net.ipv4.*` name the corpus sets is in [`SYSCTLS`], in one of
-//! three classes:
-//!
-//! - **Knob**: a [`TcpConfig`] field of the same name takes the value.
-//! - **Inert**: the model has no knob, and the setting cannot change what
-//!   a script without the feature observes (e.g. `tcp_fastopen` when no
-//!   script packet carries a Fast Open option, `tcp_syncookies` without a
-//!   SYN flood). Accepted and recorded as a note.
-//! - **Fixed**: the model has no knob and behaves as one value; setting
-//!   that value is accepted, any other value makes the script skip with a
-//!   reason naming the sysctl.
+//! A `net.ipv4.*` sysctl the model has no knob for is in the registry's
+//! [`UNMODELLED`](tcplab_core::knobs::UNMODELLED) list, as
+//! [`Absent::Inert`] (accepted, recorded as a note) or [`Absent::Fixed`]
+//! (the model's value is accepted, another makes the script skip with a
+//! reason naming the sysctl). Any other sysctl makes the script skip.
 //!
 //! `tcp_tso_win_divisor`, `tcp_min_tso_segs` and `tcp_tso_rtt_log` are
 //! knobs: the model keeps Linux's skb boundaries (TSO deferral and
@@ -21,89 +18,8 @@
 
 use tcplab_core::cc::cubic::CubicParams;
 use tcplab_core::cc::CcConfig;
+use tcplab_core::knobs::{self, Absent, Models};
 use tcplab_core::TcpConfig;
-
-/// How the model treats a sysctl.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SysctlClass {
-    /// Sets the [`TcpConfig`] field of the same name.
-    Knob,
-    /// No knob; has no effect on the scripts that pass the other checks.
-    Inert(&'static str),
-    /// No knob; the model behaves as this value.
-    Fixed(&'static str, &'static str),
-    /// No knob; approximated whatever the value.
-    Approximated(&'static str),
-}
-
-/// One row of the sysctl table.
-#[derive(Clone, Copy, Debug)]
-pub struct SysctlEntry {
-    /// Name under `net.ipv4.`.
-    pub name: &'static str,
-    pub class: SysctlClass,
-}
-
-/// Every `net.ipv4.*` sysctl the interpreter understands.
-pub const SYSCTLS: &[SysctlEntry] = &[
-    SysctlEntry { name: "tcp_congestion_control", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_reordering", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_max_reordering", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_sack", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_dsack", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_timestamps", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_window_scaling", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_ecn", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_recovery", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_frto", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_early_retrans", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_slow_start_after_idle", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_rmem", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_wmem", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_rto_min_us", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_pacing_ss_ratio", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_pacing_ca_ratio", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_min_rtt_wlen", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_no_metrics_save", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_no_ssthresh_metrics_save", class: SysctlClass::Knob },
-    SysctlEntry {
-        name: "tcp_fack",
-        class: SysctlClass::Fixed("0", "FACK is not modelled (and was removed from Linux in 4.15)"),
-    },
-    SysctlEntry {
-        name: "tcp_notsent_lowat",
-        class: SysctlClass::Fixed("4294967295", "TCP_NOTSENT_LOWAT is not modelled (no limit)"),
-    },
-    SysctlEntry {
-        name: "tcp_mtu_probing",
-        class: SysctlClass::Fixed("0", "MTU probing (tcp_mtu_probe) is not modelled"),
-    },
-    SysctlEntry { name: "tcp_base_mss", class: SysctlClass::Inert("used only by MTU probing, which is off") },
-    SysctlEntry {
-        name: "tcp_syn_retries",
-        class: SysctlClass::Inert("no SYN retry limit in the model; matters only after that many SYN timeouts"),
-    },
-    SysctlEntry {
-        name: "tcp_synack_retries",
-        class: SysctlClass::Inert("no SYN-ACK retry limit in the model; matters only after that many timeouts"),
-    },
-    SysctlEntry {
-        name: "tcp_fastopen",
-        class: SysctlClass::Inert("Fast Open is not modelled; no script packet uses it"),
-    },
-    SysctlEntry { name: "tcp_fastopen_key", class: SysctlClass::Inert("Fast Open is not modelled") },
-    SysctlEntry {
-        name: "tcp_syncookies",
-        class: SysctlClass::Inert("SYN cookies are sent only when the SYN queue overflows"),
-    },
-    SysctlEntry {
-        name: "tcp_ecn_option",
-        class: SysctlClass::Inert("AccECN option; used only when AccECN (tcp_ecn >= 3) is negotiated"),
-    },
-    SysctlEntry { name: "tcp_tso_win_divisor", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_min_tso_segs", class: SysctlClass::Knob },
-    SysctlEntry { name: "tcp_tso_rtt_log", class: SysctlClass::Knob },
-];
 
 /// Strips `net.ipv4.`, `net/ipv4/` or `/proc/sys/net/ipv4/` from a name.
 pub fn short_name(name: &str) -> Option<&str> {
@@ -116,29 +32,15 @@ pub fn short_name(name: &str) -> Option<&str> {
     None
 }
 
-fn parse_int(v: &str) -> Option<i64> {
-    let v = v.trim();
-    if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
-        i64::from_str_radix(h, 16).ok()
-    } else {
-        v.parse().ok()
-    }
-}
-
-fn int_in<T: TryFrom<i64>>(name: &str, v: &str) -> Result<T, String> {
-    parse_int(v).and_then(|x| T::try_from(x).ok()).ok_or_else(|| format!("sysctl net.ipv4.{name}: bad value `{v}`"))
-}
-
-fn triple(name: &str, v: &str) -> Result<[u32; 3], String> {
-    let parts: Vec<&str> = v.split_whitespace().collect();
-    if parts.len() != 3 {
-        return Err(format!("sysctl net.ipv4.{name}: expected three numbers, got `{v}`"));
-    }
-    let mut out = [0u32; 3];
-    for (o, p) in out.iter_mut().zip(parts) {
-        *o = int_in(name, p)?;
-    }
-    Ok(out)
+/// Congestion control `name` ([`CcConfig::NAMES`]) with the harness's
+/// module parameters: those are global (`/sys/module/tcp_cubic`), so they
+/// hold for every socket that picks the module, by sysctl or by
+/// `setsockopt(TCP_CONGESTION)`.
+pub fn congestion_control(name: &str, cubic: &CubicParams) -> Option<CcConfig> {
+    Some(match CcConfig::from_name(name)? {
+        CcConfig::Cubic(_) => CcConfig::Cubic(cubic.clone()),
+        cc => cc,
+    })
 }
 
 /// Applies `net.ipv4.<name> = value`. `Ok(Some(note))` for accepted
@@ -148,94 +50,44 @@ pub fn apply(cfg: &mut TcpConfig, cubic: &CubicParams, full_name: &str, value: &
         return Err(format!("unsupported sysctl {full_name} (only net.ipv4.* is modelled)"));
     };
     let value = value.trim();
-    let Some(entry) = SYSCTLS.iter().find(|e| e.name == name) else {
-        return Err(format!("unsupported sysctl net.ipv4.{name} (no model knob)"));
+    let full = format!("net.ipv4.{name}");
+    if matches!(knobs::CONGESTION_CONTROL.models, Models::Sysctl(s) if s == full) {
+        cfg.congestion_control = congestion_control(value, cubic).ok_or_else(|| {
+            format!("congestion control `{value}` is not in the model ({})", CcConfig::NAMES.join(", "))
+        })?;
+        return Ok(None);
+    }
+    if let Some(k) = knobs::by_sysctl(&full) {
+        k.set_text(cfg, value).map_err(|e| format!("sysctl {full}: {e}"))?;
+        return Ok(None);
+    }
+    let Some(u) = knobs::unmodelled(&full) else {
+        return Err(format!("unsupported sysctl {full} (no model knob)"));
     };
-    match entry.class {
-        SysctlClass::Inert(why) => return Ok(Some(format!("net.ipv4.{name}={value} ignored: {why}"))),
-        SysctlClass::Approximated(why) => return Ok(Some(format!("net.ipv4.{name}={value} approximated: {why}"))),
-        SysctlClass::Fixed(model, why) => {
-            let same = match (parse_int(value), parse_int(model)) {
-                (Some(a), Some(b)) => a == b,
-                _ => value == model,
-            };
-            return if same {
-                Ok(None)
-            } else {
-                Err(format!("sysctl net.ipv4.{name}={value} differs from the model's fixed behaviour ({model}): {why}"))
-            };
+    match u.treatment {
+        Absent::Inert(why) => Ok(Some(format!("{full}={value} ignored: {why}"))),
+        Absent::Fixed(..) if u.treatment.accepts(value) => Ok(None),
+        Absent::Fixed(model, why) => {
+            Err(format!("sysctl {full}={value} differs from the model's fixed behaviour ({model}): {why}"))
         }
-        SysctlClass::Knob => {}
     }
-    match name {
-        "tcp_congestion_control" => {
-            cfg.congestion_control = match value {
-                "cubic" => CcConfig::Cubic(cubic.clone()),
-                other => CcConfig::from_name(other).ok_or_else(|| {
-                    format!("congestion control `{other}` is not in the model ({})", CcConfig::NAMES.join(", "))
-                })?,
-            }
-        }
-        "tcp_reordering" => cfg.tcp_reordering = int_in(name, value)?,
-        "tcp_max_reordering" => cfg.tcp_max_reordering = int_in(name, value)?,
-        "tcp_sack" => cfg.tcp_sack = int_in::<u8>(name, value)? != 0,
-        "tcp_dsack" => cfg.tcp_dsack = int_in::<u8>(name, value)? != 0,
-        "tcp_timestamps" => {
-            let v: u8 = int_in(name, value)?;
-            if v > 1 {
-                return Err(format!(
-                    "sysctl net.ipv4.tcp_timestamps={v} (no random offsets / usec TS) is not modelled"
-                ));
-            }
-            cfg.tcp_timestamps = v != 0
-        }
-        "tcp_window_scaling" => cfg.tcp_window_scaling = int_in::<u8>(name, value)? != 0,
-        "tcp_ecn" => {
-            let v: u8 = int_in(name, value)?;
-            if v > 2 {
-                return Err(format!("sysctl net.ipv4.tcp_ecn={v} (AccECN) is not modelled"));
-            }
-            cfg.tcp_ecn = v
-        }
-        "tcp_recovery" => cfg.tcp_recovery = int_in(name, value)?,
-        "tcp_frto" => cfg.tcp_frto = int_in(name, value)?,
-        "tcp_early_retrans" => cfg.tcp_early_retrans = int_in(name, value)?,
-        "tcp_slow_start_after_idle" => cfg.tcp_slow_start_after_idle = int_in::<u8>(name, value)? != 0,
-        "tcp_rmem" => cfg.tcp_rmem = triple(name, value)?,
-        "tcp_wmem" => cfg.tcp_wmem = triple(name, value)?,
-        "tcp_rto_min_us" => cfg.tcp_rto_min_us = int_in(name, value)?,
-        "tcp_pacing_ss_ratio" => cfg.tcp_pacing_ss_ratio = int_in(name, value)?,
-        "tcp_pacing_ca_ratio" => cfg.tcp_pacing_ca_ratio = int_in(name, value)?,
-        "tcp_min_rtt_wlen" => cfg.tcp_min_rtt_wlen = int_in(name, value)?,
-        "tcp_no_metrics_save" => cfg.tcp_no_metrics_save = int_in::<u8>(name, value)? != 0,
-        "tcp_no_ssthresh_metrics_save" => cfg.tcp_no_ssthresh_metrics_save = int_in::<u8>(name, value)? != 0,
-        "tcp_tso_win_divisor" => cfg.tcp_tso_win_divisor = int_in(name, value)?,
-        "tcp_min_tso_segs" => cfg.tcp_min_tso_segs = int_in::<u32>(name, value)?.max(1),
-        "tcp_tso_rtt_log" => cfg.tcp_tso_rtt_log = int_in(name, value)?,
-        _ => return Err(format!("unsupported sysctl net.ipv4.{name}")),
-    }
-    Ok(None)
 }
 
-/// Applies `/sys/module/tcp_cubic/parameters/<name>` = value.
+/// Applies `/sys/module/tcp_cubic/parameters/<name>` = value: the knob
+/// that models `tcp_cubic.<name>`, then CUBIC's own consistency check.
+/// `hystart_ack_delta`, in ms, is the parameter's name before 5.7.
 pub fn apply_cubic_param(p: &mut CubicParams, name: &str, value: &str) -> Result<(), String> {
-    let bad = || format!("tcp_cubic parameter {name}: bad value `{value}`");
-    let v = parse_int(value).ok_or_else(bad)?;
-    let u32v = || u32::try_from(v).map_err(|_| bad());
-    match name {
-        "beta" => p.beta = u32v()?,
-        "bic_scale" => p.bic_scale = u32v()?,
-        "fast_convergence" => p.fast_convergence = v != 0,
-        "tcp_friendliness" => p.tcp_friendliness = v != 0,
-        "initial_ssthresh" => p.initial_ssthresh = u32v()?,
-        "hystart" => p.hystart = v != 0,
-        "hystart_detect" => p.hystart_detect = u8::try_from(v).map_err(|_| bad())?,
-        "hystart_low_window" => p.hystart_low_window = u32v()?,
-        "hystart_ack_delta_us" => p.hystart_ack_delta_us = u32v()?,
-        // Before 5.7 the parameter was in ms.
-        "hystart_ack_delta" => p.hystart_ack_delta_us = u32v()?.saturating_mul(1000),
-        _ => return Err(format!("unsupported tcp_cubic parameter {name}")),
-    }
+    let bad = |e: String| format!("tcp_cubic parameter {name}: {e}");
+    let (param, text) = match name {
+        "hystart_ack_delta" => {
+            let ms: u32 = value.trim().parse().map_err(|_| bad(format!("bad value `{value}`")))?;
+            ("hystart_ack_delta_us", ms.saturating_mul(1000).to_string())
+        }
+        _ => (name, value.to_string()),
+    };
+    let k = knobs::by_param(knobs::CUBIC, &format!("tcp_cubic.{param}"))
+        .ok_or_else(|| format!("unsupported tcp_cubic parameter {name}"))?;
+    k.set_text(p, &text).map_err(bad)?;
     p.validate().map_err(|e| format!("tcp_cubic parameter {name}={value} rejected: {e}"))
 }
 
@@ -255,11 +107,44 @@ mod tests {
         assert!(!cfg.tcp_slow_start_after_idle);
     }
 
+    /// Every knob the registry models as a sysctl is one here: tcp_fack
+    /// (which this table once called "not modelled") and the TSO knobs,
+    /// with the registry's range.
+    #[test]
+    fn test_registry_knobs_are_sysctls_with_their_range() {
+        let mut cfg = TcpConfig::default();
+        let cubic = CubicParams::default();
+        assert_eq!(apply(&mut cfg, &cubic, "net.ipv4.tcp_fack", "1"), Ok(None));
+        assert!(cfg.tcp_fack);
+        assert_eq!(apply(&mut cfg, &cubic, "net.ipv4.tcp_min_tso_segs", "10"), Ok(None));
+        assert_eq!(cfg.tcp_min_tso_segs, 10);
+        let e = apply(&mut cfg, &cubic, "net.ipv4.tcp_ecn", "3").unwrap_err();
+        assert_eq!(e, "sysctl net.ipv4.tcp_ecn: must be between 0 and 2, found 3");
+        let e = apply(&mut cfg, &cubic, "net.ipv4.tcp_sack", "x").unwrap_err();
+        assert_eq!(e, "sysctl net.ipv4.tcp_sack: bad value `x`");
+        for k in tcplab_core::knobs::TCP {
+            if let tcplab_core::knobs::Models::Sysctl(s) = k.models {
+                assert!(!apply(&mut cfg, &cubic, s, "x").unwrap_err().contains("unsupported"), "{s}");
+            }
+        }
+    }
+
+    #[test]
+    fn test_congestion_control_keeps_the_module_parameters() {
+        let mut cfg = TcpConfig::default();
+        let cubic = CubicParams { beta: 819, ..CubicParams::default() };
+        apply(&mut cfg, &cubic, "net.ipv4.tcp_congestion_control", "reno").unwrap();
+        assert_eq!(cfg.congestion_control.name(), "reno");
+        apply(&mut cfg, &cubic, "net.ipv4.tcp_congestion_control", "cubic").unwrap();
+        assert_eq!(cfg.congestion_control, CcConfig::Cubic(cubic.clone()));
+        assert!(apply(&mut cfg, &cubic, "net.ipv4.tcp_congestion_control", "vegas").is_err());
+    }
+
     #[test]
     fn test_fixed_value_skips_when_different() {
         let mut cfg = TcpConfig::default();
         let cubic = CubicParams::default();
-        assert_eq!(apply(&mut cfg, &cubic, "net.ipv4.tcp_fack", "0"), Ok(None));
+        assert_eq!(apply(&mut cfg, &cubic, "net.ipv4.tcp_notsent_lowat", "4294967295"), Ok(None));
         let e = apply(&mut cfg, &cubic, "net.ipv4.tcp_mtu_probing", "2").unwrap_err();
         assert!(e.contains("tcp_mtu_probing=2"), "{e}");
         assert!(apply(&mut cfg, &cubic, "net.ipv4.tcp_bogus", "1").is_err());
@@ -272,5 +157,12 @@ mod tests {
         apply_cubic_param(&mut p, "hystart_detect", "3").unwrap();
         assert_eq!(p.hystart_detect, 3);
         assert!(apply_cubic_param(&mut p, "beta", "2000").is_err());
+        apply_cubic_param(&mut p, "hystart_ack_delta", "4").unwrap();
+        assert_eq!(p.hystart_ack_delta_us, 4000);
+        // Model-only keys of [tcp.cubic] are no module parameters.
+        assert_eq!(
+            apply_cubic_param(&mut p, "version", "v3.18"),
+            Err("unsupported tcp_cubic parameter version".into())
+        );
     }
 }

@@ -22,9 +22,9 @@ pub const MAX_APP_TIME: Duration = Duration::from_secs(1_000_000);
 /// Largest fq `quantum` (sch_fq.c `fq_change`: `quantum <= (1 << 20)`).
 pub const FQ_MAX_QUANTUM: u32 = 1 << 20;
 
-/// `TCP_MIN_MSS` (include/net/tcp.h) plus 40 bytes of IPv4 and TCP header:
-/// the smallest interface MTU a flow may use.
-pub const MIN_MTU: u32 = 88 + 40;
+/// The smallest interface MTU a flow may use (the core's, which the `mtu`
+/// knob also takes as its minimum).
+pub use tcplab_core::config::MIN_MTU;
 
 /// Why a [`SimConfig`] cannot be run.
 #[derive(Clone, PartialEq, Eq, Debug)]

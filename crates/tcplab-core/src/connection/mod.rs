@@ -801,7 +801,7 @@ impl Connection {
         // tcp_sync_mss: the path MSS less the timestamp option.
         let mss = self.negotiated.mss_clamp.min(self.cfg.advmss());
         self.tp.mss_cache = mss.saturating_sub(self.negotiated.options_len()).max(8);
-        self.rcv.on_syn(seg.seq, o, passive);
+        self.rcv.on_syn(seg.seq, o, &self.negotiated, passive);
     }
 
     /// SYN-SENT (`tcp_rcv_synsent_state_process`).
@@ -840,13 +840,13 @@ impl Connection {
     /// Synchronized states, and SYN-RECEIVED (`tcp_rcv_state_process`).
     fn rcv_synchronized(&mut self, now: Instant, seg: &SegmentRepr) {
         // tcp_validate_incoming: PAWS and tcp_sequence.
-        let paws = self.rcv.paws_reject(seg);
+        let paws = self.rcv.paws_reject(seg, &self.negotiated);
         if paws && !seg.flags.rst() {
             // LINUX_MIB_PAWSESTABREJECTED
             self.tp.mib.inc(Mib::TcpExtPAWSEstab);
         }
         if paws || !self.rcv.acceptable(seg) {
-            if !seg.flags.rst() && self.rcv.on_unacceptable(now, seg, &mut self.tp.mib) {
+            if !seg.flags.rst() && self.rcv.on_unacceptable(now, seg, &self.negotiated, &mut self.tp.mib) {
                 self.ack_pending = true;
             }
             return;
@@ -963,7 +963,7 @@ impl Connection {
         receiver::RcvEnv {
             srtt_us: self.rtt.srtt_us() >> 3,
             rto: self.rtt.rto(),
-            ecn_ok: self.negotiated.ecn_ok,
+            negotiated: self.negotiated,
             ca_needs_ecn: self.cc.needs_ecn(),
             tsval_now: self.ts_now(),
             old_ack: false,

@@ -75,7 +75,7 @@ impl Connection {
             // DCTCP: the ACK for the data before a CE-state change.
             let mut seg = self.base_segment(self.snd_nxt);
             let ts_val = self.ts_now();
-            self.rcv.fill_ack(&mut seg, ts_val);
+            self.rcv.fill_ack(&mut seg, ts_val, &self.negotiated);
             seg.ack = ack;
             if ece {
                 seg.flags.insert(TcpFlags::ECE);
@@ -203,7 +203,7 @@ impl Connection {
     /// bookkeeping of `__tcp_transmit_skb`.
     fn finish_segment(&mut self, now: Instant, seg: &mut SegmentRepr, retransmission: bool) {
         let ts_val = self.ts_now();
-        self.rcv.fill_ack(seg, ts_val);
+        self.rcv.fill_ack(seg, ts_val, &self.negotiated);
         let needs_ecn = self.cc.needs_ecn() && self.negotiated.ecn_ok;
         if seg.payload_len > 0 && self.negotiated.ecn_ok && !retransmission {
             // tcp_ecn_send: ECT(0) on new data; CWR once after a reduction.
@@ -250,7 +250,7 @@ impl Connection {
         let ts_val = self.ts_now();
         if server {
             // ack, window and TSecr from the receive half.
-            self.rcv.fill_ack(&mut seg, ts_val);
+            self.rcv.fill_ack(&mut seg, ts_val, &self.negotiated);
             o.timestamp = seg.options.timestamp;
             o.sack_permitted = self.negotiated.sack_ok;
             o.wscale = self.rcv.offered_wscale();

@@ -36,6 +36,7 @@ mod window;
 #[cfg(test)]
 mod tests;
 
+use super::negotiated::Negotiated;
 use super::timer::TimerTable;
 use crate::config::TcpConfig;
 use crate::counters::{Counters, Mib};
@@ -65,8 +66,6 @@ pub(super) const TCP_MSS_DEFAULT: u32 = 536;
 pub(super) const TCP_MIN_MSS: u32 = 88;
 /// `sizeof(struct tcphdr)`, bytes.
 pub(super) const TCP_HDR_LEN: u32 = 20;
-/// `TCPOLEN_TSTAMP_ALIGNED`, bytes.
-const TCPOLEN_TSTAMP_ALIGNED: u32 = 12;
 /// `MAX_TCP_OPTION_SPACE`, bytes.
 const MAX_TCP_OPTION_SPACE: u32 = 40;
 /// `TCPOLEN_SACK_BASE_ALIGNED`, bytes.
@@ -95,8 +94,9 @@ pub(crate) struct RcvEnv {
     pub srtt_us: u32,
     /// `icsk_rto` (without backoff): caps `ato` growth.
     pub rto: Duration,
-    /// ECN was negotiated (`TCP_ECN_OK`).
-    pub ecn_ok: bool,
+    /// What the handshake settled (SACK, timestamps, `TCP_ECN_OK`): the
+    /// connection's one copy, which the receiver reads and never keeps.
+    pub negotiated: Negotiated,
     /// The congestion control needs ECN (`tcp_ca_needs_ecn`, DCTCP). It
     /// then owns `DEMAND_CWR` on CE marks: DCTCP sets it in its
     /// `CA_EVENT_ECN_IS_CE` handler before `__tcp_ecn_check_ce` tests it,
@@ -245,9 +245,6 @@ fn mib_add(mib: &mut Counters, m: Option<Mib>, v: u64) {
 pub(crate) struct Receiver {
     // ---- configuration ----
     knobs: RcvKnobs,
-    cfg_sack: bool,
-    cfg_timestamps: bool,
-    cfg_wscale: bool,
     /// `ack_on_cwr`: CWR is taken from any segment in `tcp_ack` and ACKed at
     /// once if it carries data (≥ v5.8); else only from data segments in
     /// `tcp_data_queue`, without the immediate ACK (≤ v4.17).
@@ -255,11 +252,6 @@ pub(crate) struct Receiver {
     /// MSS we announced (`tp->advmss`), less the timestamp option on the
     /// active side, bytes.
     advmss: u32,
-    /// `tp->tcp_header_len`: 20, or 32 with timestamps.
-    tcp_header_len: u32,
-
-    // ---- negotiated ----
-    tstamp_ok: bool,
 
     // ---- sequence space ----
     rcv_nxt: SeqNum,
@@ -313,13 +305,8 @@ impl Receiver {
         let advmss = cfg.advmss().max(TCP_MIN_MSS);
         let mut r = Receiver {
             knobs,
-            cfg_sack: cfg.tcp_sack,
-            cfg_timestamps: cfg.tcp_timestamps,
-            cfg_wscale: cfg.tcp_window_scaling,
             ack_on_cwr: cfg.ack_on_cwr,
             advmss,
-            tcp_header_len: TCP_HDR_LEN,
-            tstamp_ok: false,
             rcv_nxt: SeqNum(0),
             copied_seq: SeqNum(0),
             bytes_received: 0,
@@ -340,43 +327,49 @@ impl Receiver {
         // tcp_connect_init: a locked buffer also clamps the window.
         let clamp = if r.buf.locked() { r.buf.full_space().max(0) as u32 } else { 0 };
         let space = r.buf.full_space().max(0) as u32;
-        r.win.select_initial(space, r.advmss, clamp, r.cfg_wscale, r.buf.rmem_max(), r.knobs.init_rwnd_segs);
+        r.win.select_initial(space, r.advmss, clamp, cfg.tcp_window_scaling, r.buf.rmem_max(), r.knobs.init_rwnd_segs);
         r
     }
 
     /// The peer's SYN (`passive`, `tcp_openreq_init_rwin` and
     /// `tcp_create_openreq_child`) or SYN-ACK (`!passive`,
     /// `tcp_rcv_synsent_state_process`): records the peer's ISN and
-    /// `ts_recent`, negotiates SACK, timestamps and window scaling, and
-    /// sizes the SYN-ACK's window on the passive side.
-    pub(crate) fn on_syn(&mut self, irs: SeqNum, opts: &tcplab_wire::TcpOptions, passive: bool) {
+    /// `ts_recent`, applies what the handshake settled (`negotiated`,
+    /// already parsed from `opts` by the connection: SACK, timestamps,
+    /// window scaling, the peer's MSS), and sizes the SYN-ACK's window on
+    /// the passive side.
+    pub(crate) fn on_syn(
+        &mut self,
+        irs: SeqNum,
+        opts: &tcplab_wire::TcpOptions,
+        negotiated: &Negotiated,
+        passive: bool,
+    ) {
         //= linux:v6.13:net/ipv4/tcp_minisocks.c#tcp_openreq_init_rwin
         let base_mss = self.advmss;
-        self.sack.ok = self.cfg_sack && opts.sack_permitted;
-        self.tstamp_ok = self.cfg_timestamps && opts.timestamp.is_some();
-        let peer_wscale = self.cfg_wscale && opts.wscale.is_some();
+        let ts_len = negotiated.options_len();
         if passive {
             // tcp_openreq_init_rwin: the SYN-ACK window is computed for the
             // MSS the peer's segments will carry (less timestamps).
             let full = self.buf.full_space().max(0) as u32;
             let clamp = if self.buf.locked() { full } else { 0 };
-            let mss = self.advmss.saturating_sub(if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 });
-            self.win.select_initial(full, mss, clamp, peer_wscale, self.buf.rmem_max(), self.knobs.init_rwnd_segs);
+            let mss = self.advmss.saturating_sub(ts_len);
+            let wscale_ok = negotiated.wscale_ok;
+            self.win.select_initial(full, mss, clamp, wscale_ok, self.buf.rmem_max(), self.knobs.init_rwnd_segs);
         } else {
-            if !peer_wscale {
+            if !negotiated.wscale_ok {
                 // "RFC1323: The window in SYN & SYN/ACK segments is never
                 // scaled" — and without the peer's option we do not scale.
                 self.win.rcv_wscale = 0;
                 self.win.wscale_ok = false;
                 self.win.window_clamp = self.win.window_clamp.min(u16::MAX as u32);
             }
-            if self.tstamp_ok {
+            if negotiated.tstamp_ok {
                 // The active side subtracts the option from advmss.
-                self.advmss = self.advmss.saturating_sub(TCPOLEN_TSTAMP_ALIGNED).max(TCP_MIN_MSS);
+                self.advmss = self.advmss.saturating_sub(ts_len).max(TCP_MIN_MSS);
             }
         }
-        self.tcp_header_len = TCP_HDR_LEN + if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 };
-        if let (true, Some((tsval, _))) = (self.tstamp_ok, opts.timestamp) {
+        if let (true, Some((tsval, _))) = (negotiated.tstamp_ok, opts.timestamp) {
             self.ts_recent = tsval;
         }
         self.rcv_nxt = irs + 1;
@@ -384,9 +377,9 @@ impl Receiver {
         self.copied_seq = self.rcv_nxt;
         self.buf.on_syn(self.rcv_nxt);
         self.comp.on_syn(self.rcv_nxt);
-        // tcp_initialize_rcv_mss: under-estimate the peer's MSS.
-        let peer_mss = opts.mss.map(u32::from).unwrap_or(TCP_MSS_DEFAULT);
-        let mss_cache = peer_mss.min(base_mss).saturating_sub(if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 });
+        // tcp_initialize_rcv_mss: under-estimate the peer's MSS. (The
+        // clamp's floor of 48 is below TCP_MIN_MSS, which bounds the hint.)
+        let mss_cache = negotiated.mss_clamp.min(base_mss).saturating_sub(ts_len);
         let hint = self.advmss.min(mss_cache).min(self.win.rcv_wnd / 2).clamp(TCP_MIN_MSS, TCP_MSS_DEFAULT);
         self.delack.rcv_mss = hint;
     }
@@ -428,8 +421,8 @@ impl Receiver {
     /// PAWS (`tcp_paws_discard` without its disordered-ACK exception, which
     /// needs sender state): the segment's TSval is older than `ts_recent`
     /// by more than `TCP_PAWS_WINDOW`.
-    pub(crate) fn paws_reject(&self, seg: &SegmentRepr) -> bool {
-        match (self.tstamp_ok, seg.options.timestamp) {
+    pub(crate) fn paws_reject(&self, seg: &SegmentRepr, negotiated: &Negotiated) -> bool {
+        match (negotiated.tstamp_ok, seg.options.timestamp) {
             (true, Some((tsval, _))) => !self.paws_check(tsval, 1),
             _ => false,
         }
@@ -447,7 +440,13 @@ impl Receiver {
     /// PAWS): `tcp_send_dupack` behind `tcp_oow_rate_limited`. Duplicate
     /// data counts `DelayedACKLost`, enters quick-ACK mode and yields a
     /// D-SACK. Returns whether to send an ACK now.
-    pub(crate) fn on_unacceptable(&mut self, now: Instant, seg: &SegmentRepr, mib: &mut Counters) -> bool {
+    pub(crate) fn on_unacceptable(
+        &mut self,
+        now: Instant,
+        seg: &SegmentRepr,
+        negotiated: &Negotiated,
+        mib: &mut Counters,
+    ) -> bool {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_send_dupack
         if seg.flags.rst() {
             return false;
@@ -470,7 +469,7 @@ impl Receiver {
             mib.inc(Mib::TcpExtDelayedACKLost);
             self.enter_quickack_mode(TCP_MAX_QUICKACKS);
             let e = if end.after(self.rcv_nxt) { self.rcv_nxt } else { end };
-            self.sack.dsack_set(seq, e, self.rcv_nxt, mib);
+            self.sack.dsack_set(negotiated.sack_ok, seq, e, self.rcv_nxt, mib);
         }
         true
     }
@@ -490,7 +489,6 @@ impl Receiver {
     ) -> RcvOutcome {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_established
         let mut out = RcvOutcome::default();
-        self.ecn.ok = env.ecn_ok;
         self.sack.dsack_this_seg = false;
         if seg.payload_len > MAX_SEGMENT_PAYLOAD {
             out.dropped = true;
@@ -499,15 +497,16 @@ impl Receiver {
         let seq = seg.seq;
         let end_seq = seg_end(seg);
 
+        let tstamp_ok = env.negotiated.tstamp_ok;
         if !env.old_ack {
-            self.replace_ts_recent(seg);
+            self.replace_ts_recent(seg, tstamp_ok);
             if self.ack_on_cwr {
                 // tcp_ack: "We accept CWR on pure ACKs to be more robust
                 // with widely-deployed TCP implementations that do this."
                 self.ecn_accept_cwr(seg, seq != end_seq);
             }
         }
-        if let (true, Some((_, tsecr))) = (self.tstamp_ok, seg.options.timestamp) {
+        if let (true, Some((_, tsecr))) = (tstamp_ok, seg.options.timestamp) {
             self.rcv_rtt.measure_ts(tsecr, env.tsval_now, end_seq - seq >= self.delack.rcv_mss);
         }
 
@@ -524,9 +523,9 @@ impl Receiver {
     /// `tcp_replace_ts_recent`: take the peer's TSval if the segment starts
     /// at or before the last window edge we ACKed (RFC 7323
     /// `Last.ACK.sent`) and is not older than `ts_recent`.
-    fn replace_ts_recent(&mut self, seg: &SegmentRepr) {
+    fn replace_ts_recent(&mut self, seg: &SegmentRepr, tstamp_ok: bool) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_replace_ts_recent
-        if let (true, Some((tsval, _))) = (self.tstamp_ok, seg.options.timestamp) {
+        if let (true, Some((tsval, _))) = (tstamp_ok, seg.options.timestamp) {
             if !seg.seq.after(self.win.rcv_wup) && self.paws_check(tsval, 0) {
                 self.ts_recent = tsval;
             }
@@ -581,7 +580,7 @@ impl Receiver {
         if !end_seq.after(self.rcv_nxt) {
             // "A retransmit, 2nd most common case. Force an immediate ack."
             mib.inc(Mib::TcpExtDelayedACKLost);
-            self.sack.dsack_set(seq, end_seq, self.rcv_nxt, mib);
+            self.sack.dsack_set(env.negotiated.sack_ok, seq, end_seq, self.rcv_nxt, mib);
             self.out_of_window(out);
             return;
         }
@@ -592,7 +591,7 @@ impl Receiver {
         }
         if seq.before(self.rcv_nxt) {
             // "Partial packet, seq < rcv_next < end_seq"
-            self.sack.dsack_set(seq, self.rcv_nxt, self.rcv_nxt, mib);
+            self.sack.dsack_set(env.negotiated.sack_ok, seq, self.rcv_nxt, self.rcv_nxt, mib);
             if rwin == 0 {
                 mib_add(mib, self.extra_mib.zero_window_drop, 1);
                 self.out_of_window(out);
@@ -677,7 +676,7 @@ impl Receiver {
     fn event_data_recv(&mut self, now: Instant, seg: &SegmentRepr, env: &RcvEnv, out: &mut RcvOutcome) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_event_data_recv
         self.delack.pending |= ICSK_ACK_SCHED;
-        self.measure_rcv_mss(seg);
+        self.measure_rcv_mss(seg, &env.negotiated);
         self.rcv_rtt.measure(now, self.rcv_nxt, self.win.rcv_wnd);
         self.delack.on_data_recv(now, env.rto, self.win.rcv_wnd);
         self.ecn_check_ce(seg, env, out);
@@ -689,7 +688,7 @@ impl Receiver {
     /// `tcp_measure_rcv_mss` ([`DelayedAck::measure_rcv_mss`]). A segment
     /// above the MSS estimate also refreshes `scaling_ratio` (≥ v6.5) and
     /// `window_clamp` with it (≥ v6.12).
-    fn measure_rcv_mss(&mut self, seg: &SegmentRepr) {
+    fn measure_rcv_mss(&mut self, seg: &SegmentRepr, negotiated: &Negotiated) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_measure_rcv_mss
         let len = seg.payload_len;
         if len > self.delack.rcv_mss && self.buf.measure_scaling_ratio(len) {
@@ -697,7 +696,9 @@ impl Receiver {
             self.win.set_clamp(w);
             self.buf.cap_space(self.win.window_clamp);
         }
-        self.delack.measure_rcv_mss(seg, self.advmss, self.tcp_header_len);
+        // tp->tcp_header_len: the header and the options every segment carries.
+        let tcp_header_len = TCP_HDR_LEN + negotiated.options_len();
+        self.delack.measure_rcv_mss(seg, self.advmss, tcp_header_len);
     }
 
     /// `tcp_grow_window` ([`RcvWindow::grow`]); a grown window earns a
@@ -712,7 +713,7 @@ impl Receiver {
     /// `__tcp_ecn_check_ce` ([`EcnEcho::check_ce`]), with the quick ACKs
     /// it may ask for.
     fn ecn_check_ce(&mut self, seg: &SegmentRepr, env: &RcvEnv, out: &mut RcvOutcome) {
-        if env.ecn_ok && self.ecn.check_ce(seg.ecn, env.ca_needs_ecn, &mut out.ce) {
+        if env.negotiated.ecn_ok && self.ecn.check_ce(seg.ecn, env.ca_needs_ecn, &mut out.ce) {
             self.enter_quickack_mode(self.knobs.ecn_quickacks);
         }
     }
@@ -732,7 +733,7 @@ impl Receiver {
             self.delack.enter_pingpong_mode();
         }
         self.ofo.purge();
-        if self.sack.ok {
+        if env.negotiated.sack_ok {
             self.sack.reset();
         }
     }
@@ -753,7 +754,7 @@ impl Receiver {
                 if r.end.before(dsack_high) {
                     dsack_high = r.end;
                 }
-                self.sack.dsack_extend(r.start, dsack, self.rcv_nxt, mib);
+                self.sack.dsack_extend(env.negotiated.sack_ok, r.start, dsack, self.rcv_nxt, mib);
             }
             taken += 1;
             if !r.end.after(self.rcv_nxt) {
@@ -804,18 +805,19 @@ impl Receiver {
         out.ofo = true;
         let fin = seg.flags.fin();
         let new = OfoRange { start: seq, end: end_seq, truesize: ts, fin };
+        let sack_ok = env.negotiated.sack_ok;
 
         if self.ofo.is_empty() {
             // "Initial out of order segment, build 1 SACK."
-            self.sack.first_ofo_skb(seq, end_seq);
+            self.sack.first_ofo_skb(sack_ok, seq, end_seq);
             self.ofo.push_first(new);
-            if self.sack.ok {
+            if sack_ok {
                 self.grow_window(seg.payload_len);
             }
             return;
         }
-        let kept = self.ofo.insert(new, self.rcv_nxt, &mut self.sack, mib, self.extra_mib.ofo_merge);
-        if self.sack.ok {
+        let kept = self.ofo.insert(new, self.rcv_nxt, &mut self.sack, sack_ok, mib, self.extra_mib.ofo_merge);
+        if sack_ok {
             let (comp, ack_compressed) = (&mut self.comp, self.extra_mib.ack_compressed);
             self.sack.new_ofo_skb(seq, end_seq, |sack| {
                 if comp.send_ack(sack, timers, mib, ack_compressed) {
@@ -825,7 +827,7 @@ impl Receiver {
         }
         if !kept {
             out.dropped = true;
-        } else if self.sack.ok {
+        } else if sack_ok {
             // "For non sack flows, do not grow window to force DUPACK and
             // trigger fast retransmit."
             self.grow_window(seg.payload_len);
@@ -892,15 +894,14 @@ impl Receiver {
 
     /// `tcp_prune_ofo_queue`: drop out-of-order ranges from the highest,
     /// stopping where the incoming segment would land last, and forget the
-    /// SACK state.
+    /// SACK state (Linux tests `rx_opt.sack_ok` first; without SACK no block
+    /// is ever recorded, so the reset is a no-op then).
     fn prune_ofo_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_ofo_queue
         let pruned = self.ofo.prune(in_seq, self.buf.rcvbuf, self.buf.rcvq_truesize);
         if pruned {
             mib_add(mib, self.extra_mib.ofo_pruned, 1);
-            if self.sack.ok {
-                self.sack.reset();
-            }
+            self.sack.reset();
         }
     }
 
@@ -955,7 +956,7 @@ impl Receiver {
         if self.ofo.is_empty() {
             return self.delack.send_delayed_ack(now, env.srtt_us, self.knobs.delack_max_cap, timers);
         }
-        if !self.sack.ok {
+        if !env.negotiated.sack_ok {
             return AckDecision::Now;
         }
         self.comp.ack_snd_check(now, self.rcv_nxt, self.rcv_rtt.rtt_us, env.srtt_us, &self.knobs, timers)
@@ -996,20 +997,20 @@ impl Receiver {
     /// `rcv_wnd` on a SYN), timestamps (TSval from the caller, TSecr =
     /// `ts_recent`), SACK blocks (`tcp_established_options`: D-SACK first,
     /// then most recent first, as many as fit — 3 with timestamps, 4
-    /// without; the D-SACK is consumed), and ECE while `DEMAND_CWR`.
-    pub(crate) fn fill_ack(&mut self, seg: &mut SegmentRepr, tsval: u32) {
+    /// without; the D-SACK is consumed), and ECE while `DEMAND_CWR`; the
+    /// options as `negotiated`.
+    pub(crate) fn fill_ack(&mut self, seg: &mut SegmentRepr, tsval: u32, negotiated: &Negotiated) {
         //= linux:v6.13:net/ipv4/tcp_output.c#tcp_established_options
         seg.ack = self.rcv_nxt;
         seg.flags.insert(TcpFlags::ACK);
         let syn = seg.flags.syn();
         seg.window = if syn { self.syn_window() } else { self.select_window() };
-        seg.options.timestamp = self.tstamp_ok.then_some((tsval, self.ts_recent));
+        seg.options.timestamp = negotiated.tstamp_ok.then_some((tsval, self.ts_recent));
         seg.options.sack_len = 0;
         if syn {
             return;
         }
-        let used = if self.tstamp_ok { TCPOLEN_TSTAMP_ALIGNED } else { 0 };
-        let remaining = MAX_TCP_OPTION_SPACE - used;
+        let remaining = MAX_TCP_OPTION_SPACE - negotiated.options_len();
         let room = if remaining >= TCPOLEN_SACK_BASE_ALIGNED + TCPOLEN_SACK_PERBLOCK {
             ((remaining - TCPOLEN_SACK_BASE_ALIGNED) / TCPOLEN_SACK_PERBLOCK) as usize
         } else {
@@ -1017,9 +1018,9 @@ impl Receiver {
         };
         let room = room.min(MAX_SACK_BLOCKS);
         if !self.comp.write_preflush(seg, room) {
-            self.sack.write_option(seg, room);
+            self.sack.write_option(negotiated.sack_ok, seg, room);
         }
-        if self.ecn.ece() {
+        if self.ecn.ece(negotiated.ecn_ok) {
             seg.flags.insert(TcpFlags::ECE);
         }
     }

@@ -376,13 +376,7 @@ impl Driver<'_> {
                 }
             }
             SockOpt::TcpCongestion => {
-                let cc = cc_name.as_deref().and_then(|n| {
-                    if n == "cubic" {
-                        Some(tcplab_core::cc::CcConfig::Cubic(self.harness.cubic.clone()))
-                    } else {
-                        tcplab_core::cc::CcConfig::from_name(n)
-                    }
-                });
+                let cc = cc_name.as_deref().and_then(|n| crate::sysctl::congestion_control(n, &self.harness.cubic));
                 match cc {
                     Some(cc) => self.harness.cfg.congestion_control = cc,
                     None => {

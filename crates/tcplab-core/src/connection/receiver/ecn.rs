@@ -7,11 +7,10 @@
 
 use tcplab_wire::Ecn;
 
-/// The receive-side bits of `tp->ecn_flags`.
+/// The receive-side bits of `tp->ecn_flags` (`TCP_ECN_OK` is the
+/// connection's `Negotiated::ecn_ok`, passed in where it is tested).
 #[derive(Clone, Debug, Default)]
 pub(super) struct EcnEcho {
-    /// `TCP_ECN_OK`: ECN was negotiated (as of the last segment).
-    pub(super) ok: bool,
     /// `TCP_ECN_DEMAND_CWR`: echo ECE until the peer's CWR.
     pub(super) demand_cwr: bool,
     /// `TCP_ECN_SEEN`: an ECT or CE segment arrived.
@@ -59,8 +58,9 @@ impl EcnEcho {
         }
     }
 
-    /// Our ACKs carry ECE (`tcp_ecn_send`'s `TCP_ECN_DEMAND_CWR` test).
-    pub(super) fn ece(&self) -> bool {
-        self.ok && self.demand_cwr
+    /// Our ACKs carry ECE (`tcp_ecn_send`'s `TCP_ECN_DEMAND_CWR` test),
+    /// when ECN was negotiated (`ecn_ok`).
+    pub(super) fn ece(&self, ecn_ok: bool) -> bool {
+        ecn_ok && self.demand_cwr
     }
 }

@@ -68,13 +68,15 @@ impl OfoQueue {
     /// coalesced onto the last range when it continues it (the common case,
     /// `tcp_ooo_try_coalesce` on `ooo_last_skb`), appended after it, or
     /// inserted with overlap handling. `rcv_nxt` orders the sequence space
-    /// and sorts D-SACKs into `TCPDSACKOldSent`/`OfoSent`. Returns `false`
+    /// and sorts D-SACKs into `TCPDSACKOldSent`/`OfoSent` (sent only when
+    /// `sack_ok`, SACK was negotiated). Returns `false`
     /// if every byte was already queued (the segment is dropped).
     pub(super) fn insert(
         &mut self,
         new: OfoRange,
         rcv_nxt: SeqNum,
         sack: &mut SackState,
+        sack_ok: bool,
         mib: &mut Counters,
         ofo_merge: Option<Mib>,
     ) -> bool {
@@ -94,7 +96,7 @@ impl OfoQueue {
             self.truesize += new.truesize;
             true
         } else {
-            self.insert_overlapping(new, rcv_nxt, sack, mib, ofo_merge)
+            self.insert_overlapping(new, rcv_nxt, sack, sack_ok, mib, ofo_merge)
         }
     }
 
@@ -108,6 +110,7 @@ impl OfoQueue {
         new: OfoRange,
         rcv_nxt: SeqNum,
         sack: &mut SackState,
+        sack_ok: bool,
         mib: &mut Counters,
         ofo_merge: Option<Mib>,
     ) -> bool {
@@ -125,16 +128,16 @@ impl OfoQueue {
                 if !end_seq.after(r.end) {
                     // "All the bits are present. Drop."
                     mib_add(mib, ofo_merge, 1);
-                    sack.dsack_set(seq, end_seq, rcv_nxt, mib);
+                    sack.dsack_set(sack_ok, seq, end_seq, rcv_nxt, mib);
                     return false;
                 }
                 if seq.after(r.start) {
                     // "Partial overlap."
-                    sack.dsack_set(seq, r.end, rcv_nxt, mib);
+                    sack.dsack_set(sack_ok, seq, r.end, rcv_nxt, mib);
                     truesize += r.truesize;
                 } else {
                     // Same start, covers it: replace.
-                    sack.dsack_extend(r.start, r.end, rcv_nxt, mib);
+                    sack.dsack_extend(sack_ok, r.start, r.end, rcv_nxt, mib);
                     mib_add(mib, ofo_merge, 1);
                 }
                 start = r.start;
@@ -149,14 +152,14 @@ impl OfoQueue {
                 break;
             }
             if end_seq.before(r.end) {
-                sack.dsack_extend(r.start, end_seq, rcv_nxt, mib);
+                sack.dsack_extend(sack_ok, r.start, end_seq, rcv_nxt, mib);
                 end = r.end;
                 fin = r.fin;
                 truesize += r.truesize;
                 last += 1;
                 break;
             }
-            sack.dsack_extend(r.start, r.end, rcv_nxt, mib);
+            sack.dsack_extend(sack_ok, r.start, r.end, rcv_nxt, mib);
             mib_add(mib, ofo_merge, 1);
             last += 1;
         }

@@ -29,14 +29,13 @@ fn sack_extend(sp: &mut SackBlock, seq: SeqNum, end: SeqNum) -> bool {
     false
 }
 
-/// The receiver's SACK state: whether SACK was negotiated
-/// (`rx_opt.sack_ok`), the blocks of out-of-order data most recent first
-/// (`tp->selective_acks`, `rx_opt.num_sacks`), and the pending D-SACK
-/// (`tp->duplicate_sack[0]` while `rx_opt.dsack`).
+/// The receiver's SACK state: the blocks of out-of-order data most recent
+/// first (`tp->selective_acks`, `rx_opt.num_sacks`), and the pending D-SACK
+/// (`tp->duplicate_sack[0]` while `rx_opt.dsack`). Whether SACK was
+/// negotiated (`rx_opt.sack_ok`) is the connection's `Negotiated`, passed
+/// in as `sack_ok` by the methods that test it.
 #[derive(Clone, Debug)]
 pub(super) struct SackState {
-    /// `rx_opt.sack_ok`: SACK was negotiated.
-    pub(super) ok: bool,
     /// `net.ipv4.tcp_dsack`: D-SACKs may be sent.
     cfg_dsack: bool,
     /// `tp->selective_acks`, most recent first.
@@ -52,7 +51,6 @@ pub(super) struct SackState {
 impl SackState {
     pub(super) fn new(cfg_dsack: bool) -> SackState {
         SackState {
-            ok: false,
             cfg_dsack,
             selective_acks: [SackBlock::default(); TCP_NUM_SACKS],
             num_sacks: 0,
@@ -63,10 +61,10 @@ impl SackState {
 
     /// `tcp_dsack_set`: report duplicate data `[seq, end)` in the next ACK
     /// (RFC 2883), counting `TCPDSACKOldSent` (below `rcv_nxt`) or
-    /// `TCPDSACKOfoSent`.
-    pub(super) fn dsack_set(&mut self, seq: SeqNum, end: SeqNum, rcv_nxt: SeqNum, mib: &mut Counters) {
+    /// `TCPDSACKOfoSent`; only with SACK negotiated (`tcp_is_sack`).
+    pub(super) fn dsack_set(&mut self, sack_ok: bool, seq: SeqNum, end: SeqNum, rcv_nxt: SeqNum, mib: &mut Counters) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_dsack_set
-        if self.ok && self.cfg_dsack {
+        if sack_ok && self.cfg_dsack {
             if seq.before(rcv_nxt) {
                 mib.inc(Mib::TcpExtTCPDSACKOldSent);
             } else {
@@ -79,10 +77,17 @@ impl SackState {
 
     /// `tcp_dsack_extend`: widen the pending D-SACK if it touches
     /// `[seq, end)`, or set one if none is pending.
-    pub(super) fn dsack_extend(&mut self, seq: SeqNum, end: SeqNum, rcv_nxt: SeqNum, mib: &mut Counters) {
+    pub(super) fn dsack_extend(
+        &mut self,
+        sack_ok: bool,
+        seq: SeqNum,
+        end: SeqNum,
+        rcv_nxt: SeqNum,
+        mib: &mut Counters,
+    ) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_dsack_extend
         match self.duplicate_sack.as_mut() {
-            None => self.dsack_set(seq, end, rcv_nxt, mib),
+            None => self.dsack_set(sack_ok, seq, end, rcv_nxt, mib),
             Some(d) => {
                 sack_extend(d, seq, end);
             }
@@ -90,8 +95,8 @@ impl SackState {
     }
 
     /// `tcp_data_queue_ofo`'s "Initial out of order segment, build 1 SACK."
-    pub(super) fn first_ofo_skb(&mut self, seq: SeqNum, end: SeqNum) {
-        if self.ok {
+    pub(super) fn first_ofo_skb(&mut self, sack_ok: bool, seq: SeqNum, end: SeqNum) {
+        if sack_ok {
             self.num_sacks = 1;
             self.selective_acks[0] = SackBlock { start: seq, end };
         }
@@ -182,9 +187,9 @@ impl SackState {
     /// The SACK part of `tcp_established_options`: the pending D-SACK
     /// first, then the blocks most recent first, up to `room` blocks in
     /// all. Writing the D-SACK consumes it.
-    pub(super) fn write_option(&mut self, seg: &mut SegmentRepr, room: usize) {
+    pub(super) fn write_option(&mut self, sack_ok: bool, seg: &mut SegmentRepr, room: usize) {
         //= linux:v6.13:net/ipv4/tcp_output.c#tcp_established_options
-        if !self.ok || room == 0 {
+        if !sack_ok || room == 0 {
             return;
         }
         let mut n = 0;

@@ -3,6 +3,7 @@
 //! Linux sends (packetdrill traces, tcpdump of current kernels).
 
 use super::*;
+use crate::connection::negotiated::Negotiated;
 use crate::connection::timer::Timer;
 use tcplab_wire::{Ecn, SackBlock, TcpOptions};
 
@@ -49,6 +50,16 @@ fn syn_opts(ts: bool, wscale: Option<u8>) -> TcpOptions {
     }
 }
 
+/// What the connection negotiates from the peer's SYN options under `cfg`
+/// (`Negotiated::parse_syn_options`), handed to [`Receiver::on_syn`], which
+/// is called with it as the connection does; returned for the later calls.
+fn on_syn(r: &mut Receiver, cfg: &TcpConfig, irs: SeqNum, opts: &TcpOptions, passive: bool) -> Negotiated {
+    let mut n = Negotiated::default();
+    n.parse_syn_options(cfg, opts);
+    r.on_syn(irs, opts, &n, passive);
+    n
+}
+
 /// A receiver plus the pieces of a connection that drive it.
 struct Harness {
     r: Receiver,
@@ -69,14 +80,14 @@ impl Harness {
     /// unless disabled, wscale 7), then the handshake's final ACK at t = 0.
     fn server_with(cfg: &TcpConfig, ts: bool) -> Harness {
         let mut r = Receiver::new(cfg);
-        r.on_syn(IRS, &syn_opts(ts, Some(7)), true);
+        let negotiated = on_syn(&mut r, cfg, IRS, &syn_opts(ts, Some(7)), true);
         r.on_established(Instant::ZERO);
         Harness {
             r,
             timers: TimerTable::default(),
             mib: Counters::default(),
             now: Instant::ZERO,
-            env: RcvEnv { srtt_us: 40_000, rto: Duration::from_millis(240), ..RcvEnv::default() },
+            env: RcvEnv { srtt_us: 40_000, rto: Duration::from_millis(240), negotiated, ..RcvEnv::default() },
             sent: Vec::new(),
             app_reads: false,
             ts,
@@ -132,7 +143,7 @@ impl Harness {
     fn emit_ack(&mut self) {
         let mut a = RECV_TEMPL;
         let tsval = self.tsval();
-        self.r.fill_ack(&mut a, tsval);
+        self.r.fill_ack(&mut a, tsval, &self.env.negotiated);
         self.r.on_send_ack();
         self.r.on_ack_sent(a.ack, 1, &mut self.timers, &mut self.mib);
         self.sent.push(a);
@@ -269,7 +280,7 @@ fn sanity(r: &Receiver, timers: &TimerTable) {
     if r.unread == 0 && !r.fin_received {
         assert_eq!(r.buf.rcvq_truesize, 0);
     }
-    assert!(r.win.rcv_wscale <= window::TCP_MAX_WSCALE);
+    assert!(r.win.rcv_wscale <= crate::connection::negotiated::TCP_MAX_WSCALE);
     assert!(r.delack.rcv_mss >= 1);
     // The delayed-ACK timer is armed exactly while ICSK_ACK_TIMER is set.
     assert_eq!(timers.is_set(Timer::Dack), r.delack.pending & ICSK_ACK_TIMER != 0, "ICSK_ACK_TIMER vs Timer::Dack");
@@ -296,15 +307,18 @@ fn test_syn_sent_syn_window_default() {
 fn test_syn_received_syn_ack_window_default() {
     // With timestamps the SYN-ACK offers 45 × 1448 = 65160, the familiar
     // Linux SYN-ACK window; without them 44 × 1460.
-    let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(IRS, &syn_opts(true, Some(7)), true);
+    let cfg = TcpConfig::linux_current();
+    let mut r = Receiver::new(&cfg);
+    on_syn(&mut r, &cfg, IRS, &syn_opts(true, Some(7)), true);
     assert_eq!((r.syn_window(), r.offered_wscale()), (65160, Some(7)));
-    let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(IRS, &syn_opts(false, Some(7)), true);
+    let cfg = TcpConfig::linux_current();
+    let mut r = Receiver::new(&cfg);
+    on_syn(&mut r, &cfg, IRS, &syn_opts(false, Some(7)), true);
     assert_eq!((r.syn_window(), r.offered_wscale()), (64240, Some(7)));
     // No window scaling unless the peer offers it.
-    let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(IRS, &syn_opts(true, None), true);
+    let cfg = TcpConfig::linux_current();
+    let mut r = Receiver::new(&cfg);
+    on_syn(&mut r, &cfg, IRS, &syn_opts(true, None), true);
     assert_eq!(r.offered_wscale(), None);
     assert_eq!(r.window_clamp(), 65535);
 }
@@ -319,7 +333,7 @@ fn test_syn_received_syn_ack_packetdrill_defaults() {
     cfg.mtu = 640;
     let mut r = Receiver::new(&cfg);
     let o = TcpOptions { mss: Some(1460), wscale: Some(0), ..TcpOptions::default() };
-    r.on_syn(IRS, &o, true);
+    on_syn(&mut r, &cfg, IRS, &o, true);
     assert_eq!(r.syn_window(), 65535);
     assert_eq!(r.offered_wscale(), Some(8));
 }
@@ -329,12 +343,13 @@ fn test_syn_sent_synack_first_ack_window() {
     // The client's first ACK advertises 64256 >> 7 = 502 ("win 502" in
     // tcpdump of Linux clients): the window never shrinks below the SYN's
     // 64240, rounded up to the scale unit.
-    let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(IRS, &syn_opts(true, Some(7)), false);
+    let cfg = TcpConfig::linux_current();
+    let mut r = Receiver::new(&cfg);
+    let n = on_syn(&mut r, &cfg, IRS, &syn_opts(true, Some(7)), false);
     r.on_established(Instant::ZERO);
     assert_eq!(r.advmss(), 1448);
     let mut a = RECV_TEMPL;
-    r.fill_ack(&mut a, 1);
+    r.fill_ack(&mut a, 1, &n);
     assert_eq!(a.ack, IRS + 1);
     assert_eq!(a.window, 502);
     assert_eq!(a.options.timestamp, Some((1, PEER_TS0)));
@@ -362,8 +377,9 @@ fn test_syn_received_rcv_mss_initial() {
 fn test_syn_received_retransmitted_syn_acceptable() {
     // tcp_sequence counts the SYN: a retransmitted SYN is in the window
     // (the connection then repeats the SYN-ACK).
-    let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(IRS, &syn_opts(true, Some(7)), true);
+    let cfg = TcpConfig::linux_current();
+    let mut r = Receiver::new(&cfg);
+    on_syn(&mut r, &cfg, IRS, &syn_opts(true, Some(7)), true);
     let syn = SegmentRepr { seq: IRS, flags: TcpFlags::SYN, ..SEND_TEMPL };
     assert!(r.acceptable(&syn));
     let stale = SegmentRepr { seq: IRS, ..SEND_TEMPL };
@@ -372,11 +388,12 @@ fn test_syn_received_retransmitted_syn_acceptable() {
 
 #[test]
 fn test_syn_sent_wrapped_isn() {
-    let mut r = Receiver::new(&TcpConfig::linux_current());
-    r.on_syn(SeqNum(u32::MAX), &syn_opts(true, Some(7)), false);
+    let cfg = TcpConfig::linux_current();
+    let mut r = Receiver::new(&cfg);
+    let n = on_syn(&mut r, &cfg, SeqNum(u32::MAX), &syn_opts(true, Some(7)), false);
     r.on_established(Instant::ZERO);
     assert_eq!(r.rcv_nxt(), SeqNum(0));
-    let env = RcvEnv::default();
+    let env = RcvEnv { negotiated: n, ..RcvEnv::default() };
     let mut mib = Counters::default();
     let seg = SegmentRepr { seq: SeqNum(0), payload_len: 100, ..SEND_TEMPL };
     let out = r.on_segment(Instant::ZERO, &seg, &env, &mut TimerTable::default(), &mut mib);
@@ -605,7 +622,7 @@ fn test_established_data_piggyback_cancels_ack() {
     // We send data first: it carries the ACK.
     let mut d = RECV_TEMPL;
     d.payload_len = 500;
-    h.r.fill_ack(&mut d, 0);
+    h.r.fill_ack(&mut d, 0, &h.env.negotiated);
     h.r.on_ack_sent(d.ack, 1, &mut h.timers, &mut h.mib);
     h.r.on_data_sent(h.now);
     assert_eq!(h.r.ack_snd_check(h.now, &env, &mut h.timers), AckDecision::None);
@@ -851,7 +868,7 @@ fn test_established_ofo_overlap_merges_ranges() {
 #[test]
 fn test_established_ce_ece_until_cwr() {
     let mut h = Harness::server();
-    h.env.ecn_ok = true;
+    h.env.negotiated.ecn_ok = true;
     h.app_reads = true;
     let seg = SegmentRepr { ecn: Ecn::Ect0, ..h.data(0, MSS) };
     let (out, _) = send!(h, seg);
@@ -883,7 +900,7 @@ fn test_established_ce_ece_until_cwr() {
 fn test_established_cwr_data_acks_now() {
     // "tcp: ack immediately when a cwr packet arrives"
     let mut h = Harness::server();
-    h.env.ecn_ok = true;
+    h.env.negotiated.ecn_ok = true;
     let seg = SegmentRepr { ecn: Ecn::Ect0, ..h.data(0, MSS) };
     send!(h, seg);
     h.sent.clear();
@@ -898,7 +915,7 @@ fn test_established_cwr_data_acks_now() {
 #[test]
 fn test_established_cwr_data_legacy_delays() {
     let mut h = Harness::server_with(&TcpConfig::preset("v4.17").unwrap(), true);
-    h.env.ecn_ok = true;
+    h.env.negotiated.ecn_ok = true;
     let seg = SegmentRepr { ecn: Ecn::Ect0, ..h.data(0, MSS) };
     send!(h, seg);
     h.sent.clear();
@@ -917,7 +934,7 @@ fn test_established_cwr_data_legacy_delays() {
 #[test]
 fn test_established_cwr_pure_ack_clears_demand() {
     let mut h = Harness::server();
-    h.env.ecn_ok = true;
+    h.env.negotiated.ecn_ok = true;
     h.r.ecn.demand_cwr = true;
     let pure = SegmentRepr { flags: TcpFlags::ACK | TcpFlags::CWR, ..h.data(0, 0) };
     let (_, d) = send!(h, pure);
@@ -929,7 +946,7 @@ fn test_established_cwr_pure_ack_clears_demand() {
 #[test]
 fn test_established_ce_with_ca_needs_ecn_leaves_demand_to_cc() {
     let mut h = Harness::server();
-    h.env.ecn_ok = true;
+    h.env.negotiated.ecn_ok = true;
     h.env.ca_needs_ecn = true;
     let seg = SegmentRepr { ecn: Ecn::Ce, ..h.data(0, MSS) };
     let (out, _) = send!(h, seg);
@@ -948,7 +965,7 @@ fn test_established_ce_with_ca_needs_ecn_leaves_demand_to_cc() {
 fn dctcp_ce_change_after_piggyback(preset: &str) -> (bool, AckDecision, Harness) {
     let cfg = TcpConfig { hz: 1000, ..TcpConfig::preset(preset).unwrap() };
     let mut h = Harness::server_with(&cfg, true);
-    h.env.ecn_ok = true;
+    h.env.negotiated.ecn_ok = true;
     h.env.ca_needs_ecn = true;
     // The first segment starts the delayed-ACK engine in quick-ACK mode.
     let seg = SegmentRepr { ecn: Ecn::Ect0, ..h.data(0, MSS) };
@@ -964,7 +981,7 @@ fn dctcp_ce_change_after_piggyback(preset: &str) -> (bool, AckDecision, Harness)
     // tcp_send_ack ran.
     let mut reply = RECV_TEMPL;
     reply.payload_len = 100;
-    h.r.fill_ack(&mut reply, 0);
+    h.r.fill_ack(&mut reply, 0, &h.env.negotiated);
     h.r.on_ack_sent(reply.ack, 1, &mut h.timers, &mut h.mib);
     assert!(h.timers.get(Timer::Dack).is_none());
     // The next segment is CE-marked: CE state 0 → 1.
@@ -978,7 +995,7 @@ fn dctcp_ce_change_after_piggyback(preset: &str) -> (bool, AckDecision, Harness)
     if special {
         // The ACK for the data before the change, with the old ECE.
         let mut a = RECV_TEMPL;
-        h.r.fill_ack(&mut a, 0);
+        h.r.fill_ack(&mut a, 0, &h.env.negotiated);
         a.ack = prior_rcv_nxt;
         h.r.on_send_ack();
         h.r.on_ack_sent(a.ack, 1, &mut h.timers, &mut h.mib);
@@ -1033,7 +1050,7 @@ fn test_established_special_ack_below_rcv_nxt_keeps_pending_ack() {
 #[test]
 fn test_established_not_ect_after_ect_quickacks() {
     let mut h = Harness::server();
-    h.env.ecn_ok = true;
+    h.env.negotiated.ecn_ok = true;
     let seg = SegmentRepr { ecn: Ecn::Ect0, ..h.data(0, MSS) };
     send!(h, seg);
     h.steady();
@@ -1138,7 +1155,7 @@ fn test_established_timestamps_ts_recent() {
     seg.options.timestamp = Some((PEER_TS0 + 1, 0));
     send!(h, seg);
     assert_eq!(h.r.ts_recent(), PEER_TS0 + 5);
-    assert!(h.r.paws_reject(&seg));
+    assert!(h.r.paws_reject(&seg, &h.env.negotiated));
     // Data beyond Last.ACK.sent does not update it (RFC 7323 §4.3).
     h.emit_ack();
     let mut seg = h.data(1000, 100);
@@ -1158,15 +1175,15 @@ fn test_established_unacceptable_dupack() {
     // with a D-SACK.
     let old = h.data(0, 100);
     assert!(!h.r.acceptable(&old));
-    assert!(h.r.on_unacceptable(h.now, &old, &mut h.mib));
+    assert!(h.r.on_unacceptable(h.now, &old, &h.env.negotiated, &mut h.mib));
     h.emit_ack();
     assert_eq!(sacks(&recv!(h)), vec![(0, 100)]);
     // Pure ACKs out of window are rate limited to one per 500 ms.
     let far = SegmentRepr { seq: IRS + 10_000_000, ..SEND_TEMPL };
-    assert!(h.r.on_unacceptable(h.now, &far, &mut h.mib));
-    assert!(!h.r.on_unacceptable(h.now, &far, &mut h.mib));
+    assert!(h.r.on_unacceptable(h.now, &far, &h.env.negotiated, &mut h.mib));
+    assert!(!h.r.on_unacceptable(h.now, &far, &h.env.negotiated, &mut h.mib));
     h.advance(Duration::from_millis(500));
-    assert!(h.r.on_unacceptable(h.now, &far, &mut h.mib));
+    assert!(h.r.on_unacceptable(h.now, &far, &h.env.negotiated, &mut h.mib));
 }
 
 #[test]
@@ -1282,7 +1299,7 @@ fn fuzz_one(seed: u64, steps: usize) {
         timestamp: Some((rng.next(), 0)),
         ..TcpOptions::default()
     };
-    r.on_syn(irs, &opts, rng.one_in(2));
+    let negotiated = on_syn(&mut r, &cfg, irs, &opts, rng.one_in(2));
     r.on_established(now);
     let mut mib = Counters::default();
     let mut timers = TimerTable::default();
@@ -1291,7 +1308,7 @@ fn fuzz_one(seed: u64, steps: usize) {
         let env = RcvEnv {
             srtt_us: rng.next() % 1_000_000,
             rto: Duration::from_millis((rng.next() % 3000) as u64),
-            ecn_ok: rng.one_in(2),
+            negotiated: Negotiated { ecn_ok: rng.one_in(2), ..negotiated },
             ca_needs_ecn: rng.one_in(4),
             tsval_now: rng.next(),
             old_ack: rng.one_in(8),
@@ -1300,8 +1317,8 @@ fn fuzz_one(seed: u64, steps: usize) {
         match rng.next() % 10 {
             0..=5 => {
                 let seg = random_segment(&mut rng, r.rcv_nxt());
-                if r.paws_reject(&seg) || !r.acceptable(&seg) {
-                    r.on_unacceptable(now, &seg, &mut mib);
+                if r.paws_reject(&seg, &negotiated) || !r.acceptable(&seg) {
+                    r.on_unacceptable(now, &seg, &negotiated, &mut mib);
                 } else {
                     r.on_segment(now, &seg, &env, &mut timers, &mut mib);
                 }
@@ -1312,7 +1329,7 @@ fn fuzz_one(seed: u64, steps: usize) {
                 if rng.one_in(8) {
                     a.flags.insert(TcpFlags::SYN);
                 }
-                r.fill_ack(&mut a, rng.next());
+                r.fill_ack(&mut a, rng.next(), &negotiated);
                 assert!(a.options.wire_len() <= 40 + 4);
                 r.on_ack_sent(a.ack, rng.next() % 64, &mut timers, &mut mib);
                 if rng.one_in(2) {

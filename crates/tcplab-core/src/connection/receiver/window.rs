@@ -9,10 +9,9 @@
 //! shrinks an offered window.
 
 use super::rcvbuf::{RcvBuf, SOCK_MIN_RCVBUF, SYSCTL_RMEM_MAX};
+use crate::connection::negotiated::TCP_MAX_WSCALE;
 use tcplab_wire::SeqNum;
 
-/// `TCP_MAX_WSCALE` (RFC 7323 §2.3).
-pub(super) const TCP_MAX_WSCALE: u8 = 14;
 /// `sysctl_tcp_app_win` default: part of the buffer kept for the application.
 const TCP_APP_WIN: u32 = 31;
 /// `TCP_INIT_CWND`: `tcp_init_buffer_space` sizes the first DRS round to it.
