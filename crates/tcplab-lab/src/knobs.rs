@@ -9,6 +9,7 @@
 //! docs/scenarios.md all come from them. Adding a knob to the core means
 //! adding one entry here.
 
+use tcplab_core::cc::bbr::BbrParams;
 use tcplab_core::cc::cubic::{CubicParams, CubicVersion};
 use tcplab_core::cc::dctcp::{DctcpParams, DctcpVersion};
 use tcplab_core::cc::hystart::HystartVersion;
@@ -431,10 +432,15 @@ pub static DCTCP_PARAMS: &[Knob<DctcpParams>] = &[
     },
 ];
 
+/// `[tcp.bbr]`: none. Linux's `tcp_bbr` has no module parameters (its
+/// tunables are `static const`), so the table takes no key.
+pub static BBR_PARAMS: &[Knob<BbrParams>] = &[];
+
 /// Module-parameter tables inside a knob table (`[tcp.cubic]`), in the
 /// order a knob table lists its keys: one per congestion control of
-/// [`CcConfig::NAMES`] ([`CUBIC_PARAMS`], [`DCTCP_PARAMS`], [`RENO_PARAMS`]).
-pub const MODULE_TABLES: &[&str] = &["cubic", "dctcp", "reno"];
+/// [`CcConfig::NAMES`] ([`CUBIC_PARAMS`], [`DCTCP_PARAMS`], [`RENO_PARAMS`],
+/// [`BBR_PARAMS`]).
+pub const MODULE_TABLES: &[&str] = &["cubic", "dctcp", "reno", "bbr"];
 
 fn diff_table<C: Clone>(prefix: &str, table: &[Knob<C>], a: &C, b: &C, out: &mut Vec<(String, String, String)>) {
     for k in table {

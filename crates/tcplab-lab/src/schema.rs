@@ -1062,6 +1062,11 @@ fn build_tcp(defaults: Option<&T<'_>>, end: Option<&T<'_>>, flow_cc: Option<&F<'
                 apply_params(t, "reno", knobs::RENO_PARAMS, p)?;
             }
         }
+        CcConfig::Bbr(p) => {
+            for t in &tables {
+                apply_params(t, "bbr", knobs::BBR_PARAMS, p)?;
+            }
+        }
     }
     for t in &tables {
         apply_knobs(t, &mut cfg)?;
