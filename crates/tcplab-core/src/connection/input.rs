@@ -155,7 +155,11 @@ impl Connection {
             if sack.reord_pkts < prior_fackets {
                 self.update_reordering_v3(fackets_pre_clean.saturating_sub(sack.reord_pkts), false);
             }
-            return Some(self.tcp_ack_v3_tail(now, ack, flag, pkts_acked, prior_delivered, ece));
+            // cong_control (BBR) came with 4.9's tcp_ack, whose tail runs
+            // below: a cong_control module always takes it.
+            if !self.cc.has_cong_control() {
+                return Some(self.tcp_ack_v3_tail(now, ack, flag, pkts_acked, prior_delivered, ece));
+            }
         }
         self.rack_update_reo_wnd(sack.rs_prior_delivered);
         self.process_tlp_ack(ack, flag);
