@@ -156,7 +156,7 @@ proptest! {
     #[test]
     fn prop_hostile_segments_never_panic_or_break_accounting(
         preset in proptest::sample::select(PRESETS),
-        cc in proptest::sample::select(&["reno", "cubic", "dctcp"][..]),
+        cc in proptest::sample::select(&["reno", "cubic", "dctcp", "bbr"][..]),
         sack in any::<bool>(),
         ts in any::<bool>(),
         muts in prop::collection::vec(mutation(), 1..40),

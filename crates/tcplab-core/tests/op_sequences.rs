@@ -167,7 +167,7 @@ proptest! {
     #[test]
     fn prop_op_sequences_keep_the_invariants(
         preset in proptest::sample::select(PRESETS),
-        cc in proptest::sample::select(&["reno", "cubic", "dctcp"][..]),
+        cc in proptest::sample::select(&["reno", "cubic", "dctcp", "bbr"][..]),
         seed in any::<u64>(),
         ops in proptest::collection::vec(op(), 1..24),
     ) {
