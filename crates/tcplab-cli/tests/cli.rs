@@ -44,7 +44,7 @@ fn test_bad_scenarios_exit_2_naming_file_line_and_field() {
             "cc = \"cubic\"",
             "cc = \"cubik\"",
             ":34:6: ",
-            "flow[0].cc: unknown congestion control \"cubik\" (known: reno, cubic, dctcp)",
+            "flow[0].cc: unknown congestion control \"cubik\" (known: reno, cubic, dctcp, bbr)",
         ),
         (
             "unknown-preset.toml",

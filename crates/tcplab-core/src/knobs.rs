@@ -334,7 +334,7 @@ impl Absent {
 }
 
 mod tables;
-pub use tables::{CUBIC, DCTCP, RENO, TCP, UNMODELLED};
+pub use tables::{BBR, CUBIC, DCTCP, RENO, TCP, UNMODELLED};
 
 /// What the model does about sysctl `full` if it has no knob for it.
 pub fn unmodelled(full: &str) -> Option<&'static Unmodelled> {
@@ -380,6 +380,7 @@ pub fn diff(a: &TcpConfig, b: &TcpConfig) -> Vec<(String, String, String)> {
         (CcConfig::Cubic(pa), CcConfig::Cubic(pb)) => diff_table(&prefix, CUBIC, pa, pb, &mut out),
         (CcConfig::Dctcp(pa), CcConfig::Dctcp(pb)) => diff_table(&prefix, DCTCP, pa, pb, &mut out),
         (CcConfig::Reno(pa), CcConfig::Reno(pb)) => diff_table(&prefix, RENO, pa, pb, &mut out),
+        (CcConfig::Bbr(pa), CcConfig::Bbr(pb)) => diff_table(&prefix, BBR, pa, pb, &mut out),
         _ => {}
     }
     diff_table("", TCP, a, b, &mut out);

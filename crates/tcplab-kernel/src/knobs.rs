@@ -90,6 +90,7 @@ pub fn lookup(name: &str) -> Option<(Target, Conv)> {
             CcConfig::Cubic(_) => target(knobs::CUBIC.iter().find(|k| k.name == param)?),
             CcConfig::Dctcp(_) => target(knobs::DCTCP.iter().find(|k| k.name == param)?),
             CcConfig::Reno(_) => target(knobs::RENO.iter().find(|k| k.name == param)?),
+            CcConfig::Bbr(_) => target(knobs::BBR.iter().find(|k| k.name == param)?),
         },
     }
 }

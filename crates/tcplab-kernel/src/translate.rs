@@ -124,9 +124,9 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         mtu: settings.mtu,
     };
 
-    // The model's algorithms (the only ones a scenario can name), and bbr,
-    // which the image also builds.
-    let allowed = format!("{} bbr", CcConfig::NAMES.join(" "));
+    // The model's algorithms, the only ones a scenario can name (bbr
+    // among them; the image builds CONFIG_TCP_CONG_BBR).
+    let allowed = CcConfig::NAMES.join(" ");
     t.sysctl(None, "net.ipv4.tcp_allowed_congestion_control", &allowed, "congestion controls");
     for (i, node) in cfg.nodes.iter().enumerate() {
         let ns = node_ns(&node.name);

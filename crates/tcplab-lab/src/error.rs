@@ -13,7 +13,7 @@ pub const EXIT_ERROR: u8 = 2;
 
 /// A user-facing error. Displays as `LOCATION: PATH: MESSAGE`, leaving out
 /// the parts that are not known, e.g.
-/// `scenarios/x.toml:12:8: flow[0].cc: unknown congestion control "cubik" (known: reno, cubic, dctcp)`.
+/// `scenarios/x.toml:12:8: flow[0].cc: unknown congestion control "cubik" (known: reno, cubic, dctcp, bbr)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
     /// `file:line:col`, `file`, `--set KEY=VALUE` or a flag name.

@@ -142,7 +142,7 @@ fn target(m: &Metric) -> &'static str {
         Quantity::Counter(_) | Quantity::Reordering => "±20 % or ±5",
         Quantity::HystartExitCwnd | Quantity::RpcLatency(_) | Quantity::Fct(_) => "±10 %",
         Quantity::Jain => "±0.03",
-        Quantity::ReorderingMean | Quantity::CaShare(_) => "±10 %",
+        Quantity::ReorderingMean | Quantity::PacingRateMean | Quantity::CaShare(_) => "±10 %",
     }
 }
 

@@ -57,6 +57,9 @@ pub enum Quantity {
     Reordering,
     /// `tp->reordering` averaged over time (from the trace).
     ReorderingMean,
+    /// `sk_pacing_rate` averaged over time (from the trace), bits/s: what
+    /// BBR paces at on average across its gain cycle.
+    PacingRateMean,
     /// Share of the time spent in a ca_state (from the trace), 0..1.
     CaShare(CaState),
     /// cwnd at which HyStart ended slow start, averaged over its exits:
@@ -114,7 +117,7 @@ impl Unit {
 
 /// The syntax, for error messages.
 pub const METRIC_FORMS: &str = "goodput, goodput.FLOW, goodput_last[.FLOW], jain, reordering[.FLOW], \
-     reordering_mean[.FLOW], ca_share.STATE[.FLOW], hystart_exit_cwnd, rpc.p50, rpc.p99, rpc.p99.9, \
+     reordering_mean[.FLOW], pacing_rate_mean[.FLOW], ca_share.STATE[.FLOW], hystart_exit_cwnd, rpc.p50, rpc.p99, rpc.p99.9, \
      rpc.FLOW.p99, fct.p50, fct.p99, fct.p99.9, fct.FLOW.p99, or a counter (nstat name, `tcplab counters`) optionally .FLOW";
 
 /// The flow has a request/response workload (anything but bulk).
@@ -322,6 +325,10 @@ impl Metric {
                 need_trace()?;
                 (Quantity::ReorderingMean, flow.map(check_flow).transpose()?)
             }
+            "pacing_rate_mean" => {
+                need_trace()?;
+                (Quantity::PacingRateMean, flow.map(check_flow).transpose()?)
+            }
             "ca_share" => {
                 need_trace()?;
                 let rest = flow.unwrap_or("");
@@ -346,6 +353,7 @@ impl Metric {
                         "fct",
                         "reordering",
                         "reordering_mean",
+                        "pacing_rate_mean",
                         "ca_share",
                         "hystart_exit_cwnd",
                     ];
@@ -369,6 +377,7 @@ impl Metric {
             Quantity::Counter(_) | Quantity::Reordering => COUNT,
             Quantity::HystartExitCwnd => Unit { decimals: 1, ..COUNT },
             Quantity::ReorderingMean => Unit { decimals: 1, ..COUNT },
+            Quantity::PacingRateMean => BITS_PER_SEC,
             Quantity::CaShare(_) => INDEX,
         }
     }
@@ -388,6 +397,7 @@ impl Metric {
             Quantity::Counter(m) => format!("{} of {whom}", m.name()),
             Quantity::Reordering => format!("final tp->reordering of {whom} (largest)"),
             Quantity::ReorderingMean => format!("time-averaged tp->reordering of {whom}"),
+            Quantity::PacingRateMean => format!("time-averaged sk_pacing_rate of {whom}"),
             Quantity::CaShare(st) => format!("share of time in {} of {whom}", st.name()),
             Quantity::HystartExitCwnd => "cwnd at HyStart's slow-start exits (mean over exits)".to_string(),
         }
@@ -451,7 +461,7 @@ impl Metric {
                 .map(|f| f.sender_info.reordering)
                 .max()
                 .unwrap_or(0) as f64),
-            Quantity::ReorderingMean | Quantity::CaShare(_) => {
+            Quantity::ReorderingMean | Quantity::PacingRateMean | Quantity::CaShare(_) => {
                 // Time-weighted over the trace rows of the chosen flows.
                 let (mut num, mut den) = (0.0f64, 0.0f64);
                 for f in flows.iter().filter_map(|&i| result.flows.get(i)) {
@@ -459,6 +469,7 @@ impl Metric {
                         let dt = (w[1].time - w[0].time).as_secs_f64();
                         let v = match self.quantity {
                             Quantity::ReorderingMean => w[0].reordering as f64,
+                            Quantity::PacingRateMean => w[0].pacing_rate as f64 * 8.0,
                             Quantity::CaShare(st) => (w[0].ca_state == st) as u8 as f64,
                             _ => 0.0,
                         };

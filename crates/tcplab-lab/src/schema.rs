@@ -892,6 +892,7 @@ fn check_knob_table(t: &T<'_>) -> Result<()> {
             Some(CcConfig::Cubic(mut p)) => apply_params(t, name, knobs::CUBIC, &mut p)?,
             Some(CcConfig::Dctcp(mut p)) => apply_params(t, name, knobs::DCTCP, &mut p)?,
             Some(CcConfig::Reno(mut p)) => apply_params(t, name, knobs::RENO, &mut p)?,
+            Some(CcConfig::Bbr(mut p)) => apply_params(t, name, knobs::BBR, &mut p)?,
             None => None,
         };
     }
@@ -1053,6 +1054,11 @@ fn build_tcp(defaults: Option<&T<'_>>, end: Option<&T<'_>>, flow_cc: Option<&F<'
         CcConfig::Reno(p) => {
             for t in &tables {
                 apply_params(t, key, knobs::RENO, p)?;
+            }
+        }
+        CcConfig::Bbr(p) => {
+            for t in &tables {
+                apply_params(t, key, knobs::BBR, p)?;
             }
         }
     }

@@ -195,7 +195,7 @@ fn test_set_overrides() {
 fn test_set_errors_name_the_argument() {
     assert_eq!(
         err_set(&["flow.f1.cc=cubik"]),
-        "--set flow.f1.cc=cubik: flow[0].cc: unknown congestion control \"cubik\" (known: reno, cubic, dctcp)"
+        "--set flow.f1.cc=cubik: flow[0].cc: unknown congestion control \"cubik\" (known: reno, cubic, dctcp, bbr)"
     );
     assert_eq!(
         err_set(&["link.nosuch.rate=5Mbit"]),
@@ -345,7 +345,7 @@ fn test_large_topologies_validate() {
 fn test_unknown_cc_and_preset() {
     assert_eq!(
         err(&replace("cc = \"cubic\"", "cc = \"cubik\"")),
-        "bad.toml:34:6: flow[0].cc: unknown congestion control \"cubik\" (known: reno, cubic, dctcp)"
+        "bad.toml:34:6: flow[0].cc: unknown congestion control \"cubik\" (known: reno, cubic, dctcp, bbr)"
     );
     assert_eq!(
         err(&format!("{BASE}[flow.tcp]\npreset = \"v3.1\"\n")),

@@ -38,7 +38,7 @@
 //! (`get_random_u32_below(7)`) comes from a [`CycleRand`] the caller seeds
 //! (the simulator from the flow's stream), or is fixed.
 
-use super::{CaCtx, CaEvent, CaState, PacingStatus, TCP_INFINITE_SSTHRESH};
+use super::{CaCtx, CaEvent, CaState, CongestionOps, PacingStatus, TCP_INFINITE_SSTHRESH};
 use crate::minmax::Minmax;
 use crate::rate::{app_limited_marker, tcp_stamp_us_delta, RateSample};
 use crate::rtt::msecs_to_jiffies;
@@ -272,8 +272,12 @@ impl Default for CycleRand {
     }
 }
 
-/// The `tcp_sock`/`sock` fields BBR reads or writes that [`CaCtx`] does not
-/// have yet; the wiring of #17 moves them into `CaCtx`.
+/// BBR's view of the `tcp_sock`/`sock` fields beyond the cwnd basics. Their
+/// storage is [`CaCtx`] (the connection refreshes them in `ca_ops()`); the
+/// [`CongestionOps`] implementation copies them in with
+/// [`CaExtra::from_ctx`] and `app_limited` back out after `cong_control`,
+/// so that the kernel-shaped inherent hooks (and their hand-computed
+/// tests) can take them as one value.
 ///
 /// `tcp_mstamp` and `tcp_clock_cache` are `CaCtx::now`; `tcp_jiffies32`
 /// and `HZ` are `CaCtx::jiffies`/`hz`; `tcp_packets_in_flight()` is
@@ -302,6 +306,28 @@ pub struct CaExtra {
     /// `sk->sk_max_pacing_rate` (bytes/s; `~0UL` unless `SO_MAX_PACING_RATE`).
     pub max_pacing_rate: u64,
 }
+
+impl CaExtra {
+    /// The fields as the connection last synced them into `tp`.
+    pub fn from_ctx(tp: &CaCtx) -> CaExtra {
+        CaExtra {
+            min_rtt_us: tp.min_rtt_us,
+            app_limited: tp.app_limited,
+            lost: tp.lost,
+            delivered_mstamp: tp.delivered_mstamp,
+            wstamp_ns: tp.wstamp_ns,
+            pacing_shift: tp.pacing_shift,
+            max_pacing_rate: tp.max_pacing_rate,
+        }
+    }
+}
+
+/// The module parameters of `tcp_bbr`: none. Every tunable of tcp_bbr.c
+/// is a `static const` (`bbr_high_gain`, `bbr_cwnd_gain`, …), so neither
+/// the kernel nor the model lets a scenario change one; the type exists
+/// so that [`super::CcConfig::Bbr`] has the shape of the other modules.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct BbrParams {}
 
 impl Default for CaExtra {
     fn default() -> Self {
@@ -367,8 +393,9 @@ pub fn bbr_tso_segs_goal(pacing_rate: u64, pacing_shift: u32, mss_cache: u32) ->
 
 /// BBR v1 congestion control (`struct tcp_congestion_ops tcp_bbr_cong_ops`).
 ///
-/// An inherent implementation for now: the `CongestionOps` trait gains
-/// `cong_control` and the extra inputs when BBR is wired in.
+/// The hooks exist twice: inherent, taking the extra inputs as a
+/// [`CaExtra`] (what the unit tests drive), and as [`CongestionOps`], which
+/// the connection calls and which fills the `CaExtra` from [`CaCtx`].
 #[derive(Clone, Debug, Default)]
 pub struct Bbr {
     ca: BbrState,
@@ -1090,6 +1117,51 @@ impl Bbr {
     pub fn get_info(&self, tp: &CaCtx) -> TcpBbrInfo {
         let bw = (self.bw() as u64).wrapping_mul(tp.mss_cache as u64).wrapping_mul(USEC_PER_SEC) >> BW_SCALE;
         TcpBbrInfo { bw, min_rtt: self.ca.min_rtt_us, pacing_gain: self.ca.pacing_gain, cwnd_gain: self.ca.cwnd_gain }
+    }
+}
+
+/// `tcp_bbr_cong_ops`: `init`, `cong_control` (`bbr_main`), `sndbuf_expand`,
+/// `undo_cwnd`, `cwnd_event`, `ssthresh`, `min_tso_segs`, `get_info`,
+/// `set_state`; no `cong_avoid` (with `cong_control` the stack never calls
+/// it) and no `pkts_acked`/`in_ack_event`.
+impl CongestionOps for Bbr {
+    fn name(&self) -> &'static str {
+        "bbr"
+    }
+    fn init(&mut self, tp: &mut CaCtx) {
+        let x = CaExtra::from_ctx(tp);
+        Bbr::init(self, tp, &x);
+    }
+    fn ssthresh(&mut self, tp: &mut CaCtx) -> u32 {
+        Bbr::ssthresh(self, tp)
+    }
+    fn cong_avoid(&mut self, _tp: &mut CaCtx, _ack: tcplab_wire::SeqNum, _acked: u32) {}
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+    fn cong_control(&mut self, tp: &mut CaCtx, _ack: tcplab_wire::SeqNum, _flag: u32, rs: &RateSample) {
+        let mut x = CaExtra::from_ctx(tp);
+        Bbr::cong_control(self, tp, &mut x, rs);
+        // PROBE_RTT marks the connection application-limited.
+        tp.app_limited = x.app_limited;
+    }
+    fn set_state(&mut self, tp: &mut CaCtx, new_state: CaState) {
+        let x = CaExtra::from_ctx(tp);
+        Bbr::set_state(self, tp, &x, new_state);
+    }
+    fn cwnd_event(&mut self, tp: &mut CaCtx, ev: CaEvent) {
+        let x = CaExtra::from_ctx(tp);
+        Bbr::cwnd_event(self, tp, &x, ev);
+    }
+    fn undo_cwnd(&mut self, tp: &mut CaCtx) -> u32 {
+        let x = CaExtra::from_ctx(tp);
+        Bbr::undo_cwnd(self, tp, &x)
+    }
+    fn min_tso_segs(&self, tp: &CaCtx) -> Option<u32> {
+        Some(bbr_min_tso_segs(tp.pacing_rate))
+    }
+    fn sndbuf_expand(&self) -> Option<u32> {
+        Some(Bbr::sndbuf_expand(self))
     }
 }
 

@@ -12,6 +12,7 @@
 //! file named after its kernel file.
 
 use crate::counters::Counters;
+use crate::rate::RateSample;
 use crate::time::Instant;
 use tcplab_wire::SeqNum;
 
@@ -149,6 +150,25 @@ pub struct CaCtx {
     /// Set around `cong_avoid` when the pre-3.16 cwnd-limited test is in
     /// force ([`crate::config::CwndLimitedRule::InFlight`]).
     pub in_flight_limit: Option<InFlightLimit>,
+    /// `tcp_min_rtt(tp)` (µs, `u32::MAX` before any sample): the
+    /// connection's windowed min RTT (`tp->rtt_min`), read by BBR's init.
+    pub min_rtt_us: u32,
+    /// `tp->app_limited` (the rate sampler's, [`crate::rate::TcpRate`]):
+    /// read by BBR's `cwnd_event` and **written** by its `cong_control` in
+    /// PROBE_RTT; the connection copies it back after `cong_control`.
+    pub app_limited: u32,
+    /// `tp->lost`: packets ever marked lost (`tcp_mark_skb_lost`, lost
+    /// retransmissions included).
+    pub lost: u32,
+    /// `tp->delivered_mstamp` (µs), as `tcp_rate_gen` left it.
+    pub delivered_mstamp: u64,
+    /// `tp->tcp_wstamp_ns`: earliest departure time of the next skb (ns),
+    /// kept by the connection for a socket that paces itself.
+    pub wstamp_ns: u64,
+    /// `sk->sk_pacing_shift` (`SK_DEFAULT_PACING_SHIFT` = 10).
+    pub pacing_shift: u32,
+    /// `sk->sk_max_pacing_rate`, bytes/s (`~0UL`: no `SO_MAX_PACING_RATE`).
+    pub max_pacing_rate: u64,
 }
 
 /// The inputs of the pre-3.16 `tcp_is_cwnd_limited(sk, in_flight)`.
@@ -193,6 +213,13 @@ impl Default for CaCtx {
             ecn_ok: false,
             mib: Counters::default(),
             in_flight_limit: None,
+            min_rtt_us: u32::MAX,
+            app_limited: 0,
+            lost: 0,
+            delivered_mstamp: 0,
+            wstamp_ns: 0,
+            pacing_shift: 10,
+            max_pacing_rate: u64::MAX,
         }
     }
 }
@@ -239,6 +266,19 @@ pub trait CongestionOps {
     /// `cong_avoid` (required unless `cong_control`): grow cwnd.
     fn cong_avoid(&mut self, tp: &mut CaCtx, ack: SeqNum, acked: u32);
 
+    /// Whether the module has a `cong_control` hook (a non-NULL pointer
+    /// in the kernel's ops table). With one, `tcp_cong_control` calls it
+    /// instead of PRR, `cong_avoid` and `tcp_update_pacing_rate`, and
+    /// `tcp_end_cwnd_reduction` leaves cwnd alone.
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
+    /// `cong_control` (optional): set cwnd and `pacing_rate` from the
+    /// ACK's delivery-rate sample, in any ca_state (`tcp_cong_control`,
+    /// after `tcp_rate_gen`). `ack` and `flag` are the 6.10+ arguments.
+    fn cong_control(&mut self, _tp: &mut CaCtx, _ack: SeqNum, _flag: u32, _rs: &RateSample) {}
+
     /// `set_state` (optional): before the ca_state changes.
     fn set_state(&mut self, _tp: &mut CaCtx, _new_state: CaState) {}
 
@@ -253,6 +293,18 @@ pub trait CongestionOps {
 
     /// `undo_cwnd` (required): cwnd to restore after a spurious reduction.
     fn undo_cwnd(&mut self, tp: &mut CaCtx) -> u32;
+
+    /// `min_tso_segs` (optional): overrides `sysctl_tcp_min_tso_segs` in
+    /// `tcp_tso_segs`; `None` = no hook.
+    fn min_tso_segs(&self, _tp: &CaCtx) -> Option<u32> {
+        None
+    }
+
+    /// `sndbuf_expand` (optional): send-buffer multiple of the window in
+    /// `tcp_sndbuf_expand` (2 without the hook).
+    fn sndbuf_expand(&self) -> Option<u32> {
+        None
+    }
 
     /// `TCP_CONG_NEEDS_ECN`.
     fn needs_ecn(&self) -> bool {
@@ -523,13 +575,16 @@ pub enum CcConfig {
     Cubic(cubic::CubicParams),
     /// `dctcp` (tcp_dctcp.c) with its module parameters and era.
     Dctcp(dctcp::DctcpParams),
+    /// `bbr` (tcp_bbr.c, BBR v1 as Linux 6.12 runs it). tcp_bbr has no
+    /// module parameters: its tunables are `static const`.
+    Bbr(bbr::BbrParams),
 }
 
 impl CcConfig {
     /// Every algorithm the model has (its `tcp_available_congestion_control`),
     /// the one list scenarios, packetdrill, the fuzz targets and the kernel
     /// backend read. [`from_name`](Self::from_name) takes exactly these.
-    pub const NAMES: &'static [&'static str] = &["reno", "cubic", "dctcp"];
+    pub const NAMES: &'static [&'static str] = &["reno", "cubic", "dctcp", "bbr"];
 
     /// `tcp_ca_find()`: the module by name with default parameters.
     pub fn from_name(name: &str) -> Option<CcConfig> {
@@ -537,6 +592,7 @@ impl CcConfig {
             "reno" => Some(CcConfig::Reno(reno::RenoParams::default())),
             "cubic" => Some(CcConfig::Cubic(cubic::CubicParams::default())),
             "dctcp" => Some(CcConfig::Dctcp(dctcp::DctcpParams::default())),
+            "bbr" => Some(CcConfig::Bbr(bbr::BbrParams::default())),
             _ => None,
         }
     }
@@ -547,6 +603,7 @@ impl CcConfig {
             CcConfig::Reno(_) => "reno",
             CcConfig::Cubic(_) => "cubic",
             CcConfig::Dctcp(_) => "dctcp",
+            CcConfig::Bbr(_) => "bbr",
         }
     }
 }
@@ -565,6 +622,7 @@ pub enum AnyCc {
     Reno(reno::Reno),
     Cubic(cubic::Cubic),
     Dctcp(dctcp::Dctcp),
+    Bbr(bbr::Bbr),
 }
 
 impl AnyCc {
@@ -573,10 +631,19 @@ impl AnyCc {
     /// does. Call [`CongestionOps::init`] when the connection is
     /// established.
     pub fn new(cfg: &CcConfig) -> AnyCc {
+        AnyCc::with_seed(cfg, 0)
+    }
+
+    /// As [`new`](Self::new), with `seed` for the module's randomness
+    /// (BBR's PROBE_BW start phase, `get_random_u32_below` in the kernel):
+    /// the connection passes one derived from its ISN, so that a run is
+    /// reproducible.
+    pub fn with_seed(cfg: &CcConfig, seed: u64) -> AnyCc {
         match cfg {
             CcConfig::Reno(p) => AnyCc::Reno(reno::Reno::with_params(*p)),
             CcConfig::Cubic(p) => AnyCc::Cubic(cubic::Cubic::new(p.clone())),
             CcConfig::Dctcp(p) => AnyCc::Dctcp(dctcp::Dctcp::new(p.clone())),
+            CcConfig::Bbr(_) => AnyCc::Bbr(bbr::Bbr::new(bbr::CycleRand::Seeded(seed))),
         }
     }
 }
@@ -587,40 +654,55 @@ macro_rules! any_cc_dispatch {
             AnyCc::Reno($cc) => $e,
             AnyCc::Cubic($cc) => $e,
             AnyCc::Dctcp($cc) => $e,
+            AnyCc::Bbr($cc) => $e,
         }
     };
 }
 
 impl CongestionOps for AnyCc {
+    // Fully qualified: `Bbr` also has inherent hooks of the same names
+    // with its extra inputs.
     fn name(&self) -> &'static str {
-        any_cc_dispatch!(self, cc => cc.name())
+        any_cc_dispatch!(self, cc => CongestionOps::name(cc))
     }
     fn init(&mut self, tp: &mut CaCtx) {
-        any_cc_dispatch!(self, cc => cc.init(tp))
+        any_cc_dispatch!(self, cc => CongestionOps::init(cc, tp))
     }
     fn ssthresh(&mut self, tp: &mut CaCtx) -> u32 {
-        any_cc_dispatch!(self, cc => cc.ssthresh(tp))
+        any_cc_dispatch!(self, cc => CongestionOps::ssthresh(cc, tp))
     }
     fn cong_avoid(&mut self, tp: &mut CaCtx, ack: SeqNum, acked: u32) {
-        any_cc_dispatch!(self, cc => cc.cong_avoid(tp, ack, acked))
+        any_cc_dispatch!(self, cc => CongestionOps::cong_avoid(cc, tp, ack, acked))
+    }
+    fn has_cong_control(&self) -> bool {
+        any_cc_dispatch!(self, cc => CongestionOps::has_cong_control(cc))
+    }
+    fn cong_control(&mut self, tp: &mut CaCtx, ack: SeqNum, flag: u32, rs: &RateSample) {
+        any_cc_dispatch!(self, cc => CongestionOps::cong_control(cc, tp, ack, flag, rs))
     }
     fn set_state(&mut self, tp: &mut CaCtx, new_state: CaState) {
-        any_cc_dispatch!(self, cc => cc.set_state(tp, new_state))
+        any_cc_dispatch!(self, cc => CongestionOps::set_state(cc, tp, new_state))
     }
     fn cwnd_event(&mut self, tp: &mut CaCtx, ev: CaEvent) {
-        any_cc_dispatch!(self, cc => cc.cwnd_event(tp, ev))
+        any_cc_dispatch!(self, cc => CongestionOps::cwnd_event(cc, tp, ev))
     }
     fn in_ack_event(&mut self, tp: &mut CaCtx, flags: u32) {
-        any_cc_dispatch!(self, cc => cc.in_ack_event(tp, flags))
+        any_cc_dispatch!(self, cc => CongestionOps::in_ack_event(cc, tp, flags))
     }
     fn pkts_acked(&mut self, tp: &mut CaCtx, sample: &AckSample) {
-        any_cc_dispatch!(self, cc => cc.pkts_acked(tp, sample))
+        any_cc_dispatch!(self, cc => CongestionOps::pkts_acked(cc, tp, sample))
     }
     fn undo_cwnd(&mut self, tp: &mut CaCtx) -> u32 {
-        any_cc_dispatch!(self, cc => cc.undo_cwnd(tp))
+        any_cc_dispatch!(self, cc => CongestionOps::undo_cwnd(cc, tp))
+    }
+    fn min_tso_segs(&self, tp: &CaCtx) -> Option<u32> {
+        any_cc_dispatch!(self, cc => CongestionOps::min_tso_segs(cc, tp))
+    }
+    fn sndbuf_expand(&self) -> Option<u32> {
+        any_cc_dispatch!(self, cc => CongestionOps::sndbuf_expand(cc))
     }
     fn needs_ecn(&self) -> bool {
-        any_cc_dispatch!(self, cc => cc.needs_ecn())
+        any_cc_dispatch!(self, cc => CongestionOps::needs_ecn(cc))
     }
 }
 

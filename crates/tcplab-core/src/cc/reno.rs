@@ -263,7 +263,7 @@ mod tests {
             assert_eq!(cc.name(), *name);
             assert_eq!(cfg.clone(), cfg);
         }
-        assert_eq!(CcConfig::from_name("bbr"), None);
+        assert_eq!(CcConfig::from_name("vegas"), None);
         assert_eq!(CcConfig::default().name(), "cubic");
     }
 

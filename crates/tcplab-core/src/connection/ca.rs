@@ -11,7 +11,8 @@
 //! stale view: forgetting the refresh does not compile.
 
 use super::Connection;
-use crate::cc::{AckSample, AnyCc, CaCtx, CaEvent, CaState, CcConfig, CongestionOps, InFlightLimit};
+use crate::cc::{AckSample, AnyCc, CaCtx, CaEvent, CaState, CcConfig, CongestionOps, InFlightLimit, PacingStatus};
+use crate::rate::{RateSample, TcpRate};
 use tcplab_wire::SeqNum;
 
 /// The connection's congestion-control module (`icsk->icsk_ca_ops` with its
@@ -23,9 +24,28 @@ pub(super) struct CongestionControl {
 }
 
 impl CongestionControl {
-    /// `tcp_assign_congestion_control`: the module for `cfg`.
-    pub(super) fn new(cfg: &CcConfig) -> CongestionControl {
-        CongestionControl { ops: AnyCc::new(cfg) }
+    /// `tcp_assign_congestion_control`: the module for `cfg`, its
+    /// randomness seeded with `seed`.
+    pub(super) fn new(cfg: &CcConfig, seed: u64) -> CongestionControl {
+        CongestionControl { ops: AnyCc::with_seed(cfg, seed) }
+    }
+
+    /// `icsk_ca_ops->cong_control != NULL` (a flag of the module).
+    pub(super) fn has_cong_control(&self) -> bool {
+        self.ops.has_cong_control()
+    }
+
+    /// `ca_ops->min_tso_segs(sk)` for `tcp_tso_segs`; it reads only
+    /// `sk_pacing_rate`, passed here, so it needs no synced view.
+    pub(super) fn min_tso_segs(&self, pacing_rate: u64) -> Option<u32> {
+        let tp = CaCtx { pacing_rate, ..CaCtx::default() };
+        self.ops.min_tso_segs(&tp)
+    }
+
+    /// `ca_ops->sndbuf_expand(sk)` for `tcp_sndbuf_expand` (a constant of
+    /// the module).
+    pub(super) fn sndbuf_expand(&self) -> Option<u32> {
+        self.ops.sndbuf_expand()
     }
 
     /// `tcp_ca_needs_ecn`: `TCP_CONG_NEEDS_ECN` is a flag of the module,
@@ -41,6 +61,8 @@ impl CongestionControl {
 pub(super) struct CaOps<'a> {
     ops: &'a mut AnyCc,
     tp: &'a mut CaCtx,
+    /// Where `tp->app_limited` lives; `cong_control` may write it.
+    rate: &'a mut TcpRate,
 }
 
 impl CaOps<'_> {
@@ -61,6 +83,14 @@ impl CaOps<'_> {
         self.tp.in_flight_limit = in_flight_limit;
         self.ops.cong_avoid(self.tp, ack, acked);
         self.tp.in_flight_limit = None;
+    }
+
+    /// `cong_control` (`tcp_cong_control`, after `tcp_rate_gen`): cwnd and
+    /// pacing rate from the ACK's rate sample. BBR's PROBE_RTT writes
+    /// `tp->app_limited`, which goes back to the rate estimator.
+    pub(super) fn cong_control(self, ack: SeqNum, flag: u32, rs: &RateSample) {
+        self.ops.cong_control(self.tp, ack, flag, rs);
+        self.rate.app_limited = self.tp.app_limited;
     }
 
     /// `set_state`, before `icsk_ca_state` changes (`tcp_set_ca_state`).
@@ -102,7 +132,14 @@ impl Connection {
         t.snd_nxt = self.snd_nxt;
         t.srtt_us = self.rtt.srtt_us();
         t.rcv_mss = self.rcv.rcv_mss();
-        CaOps { ops: &mut self.cc.ops, tp: &mut self.tp }
+        t.min_rtt_us = self.min_rtt.get();
+        t.app_limited = self.rate.app_limited;
+        t.lost = self.scoreboard.lost;
+        t.delivered_mstamp = self.rate.delivered_mstamp;
+        // Without pacing the stamp is the last transmission, never ahead
+        // of now: `bbr_packets_in_net_at_edt` then sees no backlog.
+        t.wstamp_ns = if t.pacing_status == PacingStatus::None { 0 } else { self.tcp_wstamp_ns };
+        CaOps { ops: &mut self.cc.ops, tp: &mut self.tp, rate: &mut self.rate }
     }
 
     /// `tcp_set_ca_state`: tell the congestion control, then switch.

@@ -8,6 +8,7 @@ use crate::cc::{ca_ack, AckSample};
 use crate::config::{AckEra, AckedCount};
 use crate::counters::Mib;
 use crate::flag::*;
+use crate::rate::{DeliveredSkb, RateGenInput, RateSample};
 use crate::time::Instant;
 use tcplab_wire::{SegmentRepr, SeqNum, MAX_SACK_BLOCKS};
 
@@ -29,6 +30,9 @@ pub(super) struct SackState {
     pub reord_pkts: u32,
     rs_xmit: Instant,
     rs_end_seq: SeqNum,
+    /// `sack_state.rate`: this ACK's `struct rate_sample`, filled by
+    /// `tcp_rate_skb_delivered` for each (S)ACKed skb.
+    pub rs: RateSample,
 }
 
 impl SackState {
@@ -43,6 +47,7 @@ impl SackState {
             reord_pkts: u32::MAX,
             rs_xmit: Instant::ZERO,
             rs_end_seq: SeqNum(0),
+            rs: RateSample::default(),
         }
     }
 
@@ -99,6 +104,10 @@ impl Connection {
             self.scoreboard.packets_out - self.scoreboard.sacked_out.min(self.scoreboard.packets_out);
         self.v3.prior_in_flight = self.packets_in_flight();
         let prior_lost = self.scoreboard.lost;
+        // tcp_ack: `rs.prior_in_flight`, and `is_sack_reneg` as it was
+        // before this ACK (for tcp_rate_gen).
+        let prior_in_flight = self.v3.prior_in_flight;
+        let is_sack_reneg = self.is_sack_reneg;
 
         if seg.payload_len > 0 {
             flag |= FLAG_DATA;
@@ -138,14 +147,19 @@ impl Connection {
             return Some(flag);
         }
 
-        self.tcp_clean_rtx_queue(now, prior_fack, &mut sack, &mut flag);
+        sack.rs.prior_in_flight = prior_in_flight;
+        self.tcp_clean_rtx_queue(now, prior_snd_una, prior_fack, &mut sack, &mut flag);
         let pkts_acked = prior_packets - self.scoreboard.packets_out.min(prior_packets);
         if v3 {
             // 3.x: a non-retransmitted hole filled cumulatively is reordering.
             if sack.reord_pkts < prior_fackets {
                 self.update_reordering_v3(fackets_pre_clean.saturating_sub(sack.reord_pkts), false);
             }
-            return Some(self.tcp_ack_v3_tail(now, ack, flag, pkts_acked, prior_delivered, ece));
+            // cong_control (BBR) came with 4.9's tcp_ack, whose tail runs
+            // below: a cong_control module always takes it.
+            if !self.cc.has_cong_control() {
+                return Some(self.tcp_ack_v3_tail(now, ack, flag, pkts_acked, prior_delivered, ece));
+            }
         }
         self.rack_update_reo_wnd(sack.rs_prior_delivered);
         self.process_tlp_ack(ack, flag);
@@ -164,7 +178,14 @@ impl Connection {
 
         let delivered = self.note_delivered(prior_delivered, ece);
         let newly_lost = self.scoreboard.lost.wrapping_sub(prior_lost);
-        self.cong_control(ack, delivered, newly_lost, flag);
+        let gen = RateGenInput {
+            now_us: now.as_micros(),
+            delivered: self.tp.delivered,
+            delivered_ce: self.tp.delivered_ce,
+            min_rtt_us: self.min_rtt.get(),
+        };
+        self.rate.gen(&gen, delivered, newly_lost, is_sack_reneg, &mut sack.rs);
+        self.cong_control(ack, delivered, newly_lost, flag, &sack.rs);
         self.rexmit = rexmit;
         if flag & FLAG_ACKED != 0 {
             // tcp_check_space → tcp_new_space
@@ -361,7 +382,7 @@ impl Connection {
                 // MSS-sized and blocks are built from them).
                 if skb.seq.after_eq(start) {
                     let (seq, end_seq, sacked, xmit, txd) =
-                        (skb.seq, skb.end_seq, skb.sacked, skb.xmit_time, skb.tx_delivered);
+                        (skb.seq, skb.end_seq, skb.sacked, skb.xmit_time, skb.tx.delivered);
                     let new =
                         self.sacktag_one(&mut st, sacked, seq, end_seq, dup_sack, xmit, idx as u32, prior_fackets);
                     if new & SACKED_ACKED != 0 && sacked & SACKED_ACKED == 0 {
@@ -369,6 +390,16 @@ impl Connection {
                     }
                     if let Some(s) = self.rtx.get_mut(idx) {
                         s.sacked = new;
+                        // tcp_sacktag_walk: after tcp_sacktag_one, for each
+                        // skb in the block (an already SACKed one was used
+                        // and is skipped).
+                        let d = DeliveredSkb {
+                            tx_mstamp_us: xmit.as_micros(),
+                            end_seq,
+                            retrans: new & RETRANS != 0,
+                            sacked_acked: new & SACKED_ACKED != 0,
+                        };
+                        self.rate.skb_delivered(&mut s.tx, &d, &mut st.rs);
                     }
                     // SACKed segments leave RACK's send-time list.
                     if new & SACKED_ACKED != 0 {
@@ -565,7 +596,15 @@ impl Connection {
 
     /// `tcp_clean_rtx_queue`: drop cumulatively acknowledged segments,
     /// take the RTT sample, detect reordering, call `pkts_acked`.
-    fn tcp_clean_rtx_queue(&mut self, now: Instant, prior_fack: SeqNum, sack: &mut SackState, flag: &mut u32) {
+    fn tcp_clean_rtx_queue(
+        &mut self,
+        now: Instant,
+        prior_snd_una: SeqNum,
+        prior_fack: SeqNum,
+        sack: &mut SackState,
+        flag: &mut u32,
+    ) {
+        let prior_sacked = self.scoreboard.sacked_out;
         let mut first_ackt: Option<Instant> = None;
         let mut last_ackt: Option<Instant> = None;
         let mut reord = self.snd_nxt;
@@ -584,7 +623,7 @@ impl Connection {
                 }
                 break;
             }
-            let skb = match self.rtx.pop_head() {
+            let mut skb = match self.rtx.pop_head() {
                 Some(s) => s,
                 None => break,
             };
@@ -610,7 +649,7 @@ impl Connection {
             if sacked & SACKED_ACKED != 0 {
                 self.scoreboard.sacked_out = self.scoreboard.sacked_out.saturating_sub(1);
             } else if self.negotiated.sack_ok {
-                sack.rate_skb_delivered(skb.xmit_time, skb.end_seq, skb.tx_delivered);
+                sack.rate_skb_delivered(skb.xmit_time, skb.end_seq, skb.tx.delivered);
                 self.count_delivered(1, ece);
                 self.rack_advance(sacked, skb.end_seq, skb.xmit_time);
             }
@@ -619,6 +658,15 @@ impl Connection {
             }
             self.scoreboard.packets_out = self.scoreboard.packets_out.saturating_sub(1);
             pkts_acked += 1;
+            // tcp_rate_skb_delivered for every cumulatively acked skb (a
+            // SACKed one was already used), SACK or not.
+            let d = DeliveredSkb {
+                tx_mstamp_us: skb.xmit_time.as_micros(),
+                end_seq: skb.end_seq,
+                retrans: sacked & RETRANS != 0,
+                sacked_acked: sacked & SACKED_ACKED != 0,
+            };
+            self.rate.skb_delivered(&mut skb.tx, &d, &mut sack.rs);
             if skb.syn {
                 *flag |= FLAG_SYN_ACKED;
             } else {
@@ -648,7 +696,21 @@ impl Connection {
                 ca_rtt_us = -1;
             }
         }
+        // FLAG_ACK_MAYBE_DELAYED: "Conservatively mark a delayed ACK. It's
+        // typically from a lone runt packet over the round trip to a
+        // receiver w/o out-of-order or CE events." Read by the rate sample
+        // (BBR's min RTT filter).
+        let maybe_delayed = first_ackt.is_some()
+            && *flag & FLAG_RETRANS_DATA_ACKED == 0
+            && pkts_acked == 1
+            && prior_sacked == 0
+            && (self.snd_una - prior_snd_una) < self.tp.mss_cache
+            && sack.rs.prior_delivered.wrapping_add(1) == self.tp.delivered
+            && *flag & (FLAG_CA_ALERT | FLAG_SYN_ACKED) == 0;
+        sack.rs.is_ack_delayed = maybe_delayed;
         let (rtt_update, rs_rtt_us) = self.ack_update_rtt(*flag, seq_rtt_us, sack_rtt_us, ca_rtt_us);
+        // tcp_ack_update_rtt: "RTT of last (S)ACKed packet (or -1)".
+        sack.rs.rtt_us = rs_rtt_us;
 
         if *flag & FLAG_ACKED != 0 {
             *flag |= FLAG_SET_XMIT_TIMER;

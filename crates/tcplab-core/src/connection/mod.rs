@@ -65,6 +65,7 @@ use crate::config::TcpConfig;
 use crate::counters::{Counters, Mib};
 use crate::metrics::TcpMetrics;
 use crate::minmax::MinRttFilter;
+use crate::rate::TcpRate;
 use crate::rtt::RttEstimator;
 use crate::time::{Duration, Instant};
 use era_v3::EraV3;
@@ -212,6 +213,21 @@ pub struct Connection {
     tp: CaCtx,
     /// Reached only through [`ca_ops`](Connection::ca_ops) (ca.rs).
     cc: ca::CongestionControl,
+    /// The delivery-rate estimator's `tcp_sock` fields (tcp_rate.c),
+    /// sampled on every ACK as Linux does (`tcpi_delivery_rate`, and the
+    /// `rate_sample` a `cong_control` module such as BBR runs on).
+    rate: TcpRate,
+    /// `tp->is_sack_reneg`: the receiver reneged on SACKs; rate samples
+    /// are invalid until the loss episode ends (`tcp_timeout_mark_lost`
+    /// sets it, `tcp_try_undo_recovery` / `tcp_try_undo_loss` clear it).
+    is_sack_reneg: bool,
+    /// `tp->tcp_wstamp_ns`: the earliest departure time of the next skb,
+    /// advanced by `tcp_update_skb_after_send` for a socket that paces
+    /// (`sk_pacing_status != SK_PACING_NONE`). The internal pacing of an
+    /// `SK_PACING_NEEDED` socket waits for it (`tcp_pacing_check`); with
+    /// fq the simulator keeps its own copy (sim_fq.rs) and holds the
+    /// connection, so this one is only BBR's input there.
+    tcp_wstamp_ns: u64,
 
     // ---- loss recovery (tcp_sock) ----
     rtx: RtxQueue,
@@ -305,7 +321,10 @@ impl Connection {
             snd_nxt: iss,
             ..CaCtx::default()
         };
-        let cc = ca::CongestionControl::new(&cfg.congestion_control);
+        // The module's randomness (BBR's gain-cycle start) from the ISN and
+        // ports, so that the same seed gives the same run.
+        let seed = u64::from(iss.0) | u64::from(local_port) << 32 | u64::from(remote_port) << 48;
+        let cc = ca::CongestionControl::new(&cfg.congestion_control, seed);
         Connection {
             cfg: cfg.clone(),
             state,
@@ -326,6 +345,9 @@ impl Connection {
             sk_sndbuf: if cfg.so_sndbuf > 0 { cfg.so_sndbuf.saturating_mul(2) } else { cfg.tcp_wmem[1] },
             tp,
             cc,
+            rate: TcpRate::default(),
+            is_sack_reneg: false,
+            tcp_wstamp_ns: 0,
             // Grown on first use: a connection that only receives (or is idle)
             // never holds a retransmit queue (64 slots were 3.6 KB each).
             rtx: RtxQueue::default(),
@@ -433,6 +455,26 @@ impl Connection {
     /// `sk_pacing_rate`, bytes per second (0 until an RTT is known).
     pub fn pacing_rate(&self) -> u64 {
         self.tp.pacing_rate
+    }
+    /// `sk_pacing_status`: `Needed` once BBR asked the stack to pace
+    /// itself (no fq), `Fq` on an fq host.
+    pub fn pacing_status(&self) -> crate::cc::PacingStatus {
+        self.tp.pacing_status
+    }
+    /// `tp->tcp_wstamp_ns`: earliest departure of the next skb (ns).
+    pub fn tcp_wstamp_ns(&self) -> u64 {
+        self.tcp_wstamp_ns
+    }
+    /// The delivery-rate estimator's `tcp_sock` fields (tcp_rate.c): the
+    /// last recorded sample (`rate_delivered`, `rate_interval_us`,
+    /// `rate_app_limited`, behind `tcpi_delivery_rate`), `app_limited`,
+    /// `delivered_mstamp`.
+    pub fn rate(&self) -> TcpRate {
+        self.rate
+    }
+    /// `tcpi_delivery_rate` (`tcp_compute_delivery_rate`), bytes/s.
+    pub fn delivery_rate(&self) -> u64 {
+        self.rate.delivery_rate(self.tp.mss_cache)
     }
     pub fn ca_state(&self) -> CaState {
         self.tp.ca_state
@@ -686,6 +728,10 @@ impl Connection {
                     Timer::Probe0 => self.probe_timer(now),
                     Timer::LossProbe => self.loss_probe_timer(now),
                     Timer::ReoTimeout => self.rack_reo_timeout(now),
+                    // tcp_pace_kick → tcp_tsq_handler → tcp_tsq_write: the
+                    // next poll_transmit retransmits and pushes what
+                    // waits (`xmit_owed` is set above).
+                    Timer::Pacing => self.timers.stop(Timer::Pacing),
                 }
             }
         }
@@ -986,7 +1032,12 @@ impl Connection {
         self.snd_cwnd_stamp = self.tp.jiffies;
         self.tp.ecn_ok = self.negotiated.ecn_ok;
         self.ca_ops().init();
-        self.update_pacing_rate();
+        // tcp_rcv_state_process (SYN_RECV): "if
+        // (!inet_csk(sk)->icsk_ca_ops->cong_control) tcp_update_pacing_rate";
+        // a cong_control module (BBR) set the rate in its init.
+        if !self.cc.has_cong_control() {
+            self.update_pacing_rate();
+        }
         self.sndbuf_expand();
         if self.scoreboard.packets_out == 0 {
             self.timers.stop(Timer::Retrans);

@@ -16,7 +16,7 @@ use super::skb::{TCP_CHRONO_BUSY, TCP_CHRONO_RWND_LIMITED, TCP_CHRONO_SNDBUF_LIM
 use super::skb::{TCP_NAGLE_CORK, TCP_NAGLE_OFF, TCP_NAGLE_PUSH};
 use super::timer::Timer;
 use super::{Connection, Rexmit, TcpState};
-use crate::cc::{CaEvent, CaState};
+use crate::cc::{CaEvent, CaState, PacingStatus};
 use crate::counters::Mib;
 use crate::time::Instant;
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum, TcpFlags, TcpOptions};
@@ -222,6 +222,10 @@ impl Connection {
             self.data_segs_out += 1;
         }
         self.sq.wstamp = now;
+        // __tcp_transmit_skb: `tcp_wstamp_ns = max(tcp_wstamp_ns,
+        // tcp_clock_cache)` for every segment, pure ACKs included (data
+        // skbs were stamped and paced when committed).
+        self.tcp_wstamp_ns = self.tcp_wstamp_ns.max(now.as_nanos());
         if retransmission {
             self.tp.mib.inc(Mib::TcpRetransSegs);
         } else {
@@ -277,13 +281,18 @@ impl Connection {
         }
         seg.options = o;
         if retrans {
+            let packets_out = self.scoreboard.packets_out;
+            let (delivered, delivered_ce) = (self.tp.delivered, self.tp.delivered_ce);
             if let Some(h) = self.rtx.head_mut() {
                 h.xmit_time = now;
+                h.tx = self.rate.skb_sent(now.as_micros(), packets_out, delivered, delivered_ce);
             }
             self.tp.mib.inc(Mib::TcpRetransSegs);
             self.total_retrans += 1;
         } else {
-            let skb = self.rtx.new_skb(self.iss, self.iss + 1, true, false, now, self.tp.delivered);
+            // tcp_rate_skb_sent at the end of __tcp_transmit_skb.
+            let tx = self.rate.skb_sent(now.as_micros(), 0, self.tp.delivered, self.tp.delivered_ce);
+            let skb = self.rtx.new_skb(self.iss, self.iss + 1, true, false, now, tx);
             self.rtx.push(skb);
             // Sent here, not through the emission queue.
             self.sq.emit_next = self.rtx.next_id();
@@ -327,7 +336,15 @@ impl Connection {
                 return Some(self.retransmit_skb(now, 0, None, 1));
             }
         }
-        if self.scoreboard.lost_out <= self.scoreboard.retrans_out || self.packets_in_flight() >= self.tp.snd_cwnd {
+        if self.scoreboard.lost_out <= self.scoreboard.retrans_out {
+            return None;
+        }
+        // tcp_xmit_retransmit_queue: "if (tcp_pacing_check(sk)) break;"
+        // before each skb.
+        if self.pacing_check() {
+            return None;
+        }
+        if self.packets_in_flight() >= self.tp.snd_cwnd {
             return None;
         }
         let mut idx = self.rtx.index_after(self.scoreboard.retransmit_hint);
@@ -447,8 +464,11 @@ impl Connection {
         };
         skb.sacked |= EVER_RETRANS;
         skb.xmit_time = now;
-        skb.tx_delivered = self.tp.delivered;
+        // tcp_rate_skb_sent: a retransmission is sampled from its new send.
+        skb.tx =
+            self.rate.skb_sent(now.as_micros(), self.scoreboard.packets_out, self.tp.delivered, self.tp.delivered_ce);
         let skb = *skb;
+        self.update_skb_after_send(now, skb.len());
         self.rtx.tsorted_move_tail(idx);
         self.total_retrans += 1;
         let mut seg = self.base_segment(skb.seq);
@@ -523,6 +543,9 @@ impl Connection {
         let mut is_cwnd_limited = false;
         let mut is_rwnd_limited = false;
         while !self.sq.wq.is_empty() {
+            if self.pacing_check() {
+                break;
+            }
             let mut quota = self.cwnd_test();
             if quota == 0 {
                 if push_one == 2 {
@@ -672,7 +695,11 @@ impl Connection {
         }
         // "Avoid bursty behavior by allowing defer only if the last write
         // was recent (1 ms)."
-        if now.as_nanos() as i64 - self.sq.wstamp.as_nanos() as i64 - 1_000_000 > 0 {
+        // (Linux reads `tcp_wstamp_ns`; the model's departure stamp is the
+        // paced one only for a socket that paces itself.)
+        let wstamp =
+            if self.tp.pacing_status == PacingStatus::Needed { self.tcp_wstamp_ns } else { self.sq.wstamp.as_nanos() };
+        if now.as_nanos() as i64 - wstamp as i64 - 1_000_000 > 0 {
             return false;
         }
         let mss = self.tp.mss_cache.max(1);
@@ -739,6 +766,9 @@ impl Connection {
         let pcount = take.div_ceil(mss).max(1);
         self.event_data_sent();
         let prior_packets = self.scoreboard.packets_out;
+        // tcp_rate_skb_sent, before packets_out counts the skb: one
+        // snapshot for the skb, kept by each of its segments.
+        let tx = self.rate.skb_sent(now.as_micros(), prior_packets, self.tp.delivered, self.tp.delivered_ce);
         let mut s = seq;
         let mut left = take;
         for i in 0..pcount {
@@ -746,7 +776,7 @@ impl Connection {
             left -= len;
             let last = i + 1 == pcount;
             let end = s + len + (last && fin) as u32;
-            let mut e = self.rtx.new_skb(s, end, false, last && fin, now, self.tp.delivered);
+            let mut e = self.rtx.new_skb(s, end, false, last && fin, now, tx);
             if last {
                 e.set_skb_end(psh);
                 // GSO: PSH only on the last segment; __tcp_transmit_skb
@@ -771,7 +801,54 @@ impl Connection {
             self.rearm_rto(now);
         }
         self.sq.wstamp = now;
+        self.update_skb_after_send(now, take);
         pcount
+    }
+
+    /// The departure-time bookkeeping of `__tcp_transmit_skb` and
+    /// `tcp_update_skb_after_send` for a data skb of `len` payload bytes
+    /// sent now: the stamp catches up with now, then, for a socket that
+    /// paces (`sk_pacing_status != SK_PACING_NONE`) with a known rate and
+    /// past its first 10 data segments ("Original sch_fq does not pace
+    /// first 10 MSS"), advances by `len / sk_pacing_rate`, less up to half
+    /// of the catch-up ("take into account OS jitter"). Per skb, as Linux;
+    /// the data segments counted are those emitted plus those committed
+    /// and waiting to be handed out (this skb's included).
+    //= linux:v6.12:net/ipv4/tcp_output.c#tcp_update_skb_after_send
+    fn update_skb_after_send(&mut self, now: Instant, len: u32) {
+        let prior_wstamp = self.tcp_wstamp_ns;
+        self.tcp_wstamp_ns = self.tcp_wstamp_ns.max(now.as_nanos());
+        if self.tp.pacing_status == PacingStatus::None {
+            return;
+        }
+        let rate = self.tp.pacing_rate;
+        let unemitted = self.rtx.next_id().saturating_sub(self.sq.emit_next);
+        let data_segs_out = u64::from(self.data_segs_out) + unemitted;
+        if rate != u64::MAX && rate != 0 && data_segs_out >= 10 {
+            let mut len_ns = (u128::from(len) * 1_000_000_000 / u128::from(rate)) as u64;
+            let credit = self.tcp_wstamp_ns - prior_wstamp;
+            len_ns -= (len_ns / 2).min(credit);
+            self.tcp_wstamp_ns += len_ns;
+        }
+    }
+
+    /// `tcp_pacing_check`: a socket that paces itself
+    /// (`tcp_needs_internal_pacing`: `SK_PACING_NEEDED`, set by BBR when no
+    /// fq qdisc paces it) may not send before `tcp_wstamp_ns`; the pacing
+    /// hrtimer is armed for then (`hrtimer_start(&tp->pacing_timer,
+    /// tcp_wstamp_ns)` unless queued) and its expiry pushes again.
+    //= linux:v6.12:net/ipv4/tcp_output.c#tcp_pacing_check
+    fn pacing_check(&mut self) -> bool {
+        if self.tp.pacing_status != PacingStatus::Needed {
+            return false;
+        }
+        if self.tcp_wstamp_ns <= self.tp.now.as_nanos() {
+            return false;
+        }
+        if !self.timers.is_set(Timer::Pacing) {
+            self.timers.set(Timer::Pacing, Instant::from_nanos(self.tcp_wstamp_ns));
+        }
+        true
     }
 
     /// `tcp_retransmit_skb` when `__tcp_retransmit_skb` failed locally:
@@ -1032,7 +1109,9 @@ impl Connection {
         let per_mss =
             (self.tp.mss_cache.max(self.negotiated.mss_clamp) + SKB_OVERHEAD).next_power_of_two() + SKB_STRUCT;
         let nr_segs = self.tp.snd_cwnd.max(self.cfg.initcwnd).max(self.reordering + 1);
-        let sndmem = (2u64 * nr_segs as u64 * per_mss as u64).min(self.cfg.tcp_wmem[2] as u64) as u32;
+        // ca_ops->sndbuf_expand (BBR: 3 windows) or 2.
+        let mult = self.cc.sndbuf_expand().unwrap_or(2);
+        let sndmem = (u64::from(mult) * nr_segs as u64 * per_mss as u64).min(self.cfg.tcp_wmem[2] as u64) as u32;
         if self.sk_sndbuf < sndmem {
             self.sk_sndbuf = sndmem;
         }

@@ -14,6 +14,7 @@ use crate::config::{AckEra, CwndGrowthRule, CwndLimitedRule};
 use crate::counters::Mib;
 use crate::flag::*;
 use crate::prr;
+use crate::rate::RateSample;
 use crate::time::{Duration, Instant};
 use tcplab_wire::SeqNum;
 
@@ -262,6 +263,11 @@ impl Connection {
     /// `tcp_end_cwnd_reduction`: cwnd = ssthresh when CWR or a recovery
     /// that was not undone ends.
     pub(super) fn end_cwnd_reduction(&mut self) {
+        // A cong_control module (BBR) restores cwnd itself, and gets no
+        // CA_EVENT_COMPLETE_CWR.
+        if self.cc.has_cong_control() {
+            return;
+        }
         if self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH
             && (self.tp.ca_state == CaState::Cwr || self.undo.undo_marker.is_some())
         {
@@ -374,6 +380,7 @@ impl Connection {
             return true;
         }
         self.set_ca_state(CaState::Open);
+        self.is_sack_reneg = false;
         false
     }
 
@@ -418,6 +425,7 @@ impl Connection {
             self.icsk_retransmits = 0;
             if frto_undo || self.negotiated.sack_ok {
                 self.set_ca_state(CaState::Open);
+                self.is_sack_reneg = false;
             }
             return true;
         }
@@ -468,9 +476,15 @@ impl Connection {
     // cwnd control after an ACK
     // ------------------------------------------------------------------
 
-    /// `tcp_cong_control`: PRR while reducing, else growth if allowed;
-    /// then the pacing rate.
-    pub(super) fn cong_control(&mut self, ack: SeqNum, acked_sacked: u32, newly_lost: u32, flag: u32) {
+    /// `tcp_cong_control`: a `cong_control` module (BBR) decides alone
+    /// from the rate sample `rs`; otherwise PRR while reducing, else growth
+    /// if allowed, then the pacing rate.
+    //= linux:v6.12:net/ipv4/tcp_input.c#tcp_cong_control
+    pub(super) fn cong_control(&mut self, ack: SeqNum, acked_sacked: u32, newly_lost: u32, flag: u32, rs: &RateSample) {
+        if self.cc.has_cong_control() {
+            self.ca_ops().cong_control(ack, flag, rs);
+            return;
+        }
         if self.in_cwnd_reduction() {
             self.cwnd_reduction(acked_sacked as i32, newly_lost, flag, self.prr_out == 0);
         } else if self.may_raise_cwnd(flag) {
@@ -645,6 +659,8 @@ impl Connection {
         if is_reneg {
             self.tp.mib.inc(Mib::TcpExtTCPSACKReneging);
             self.scoreboard.sacked_out = 0;
+            // "Mark SACK reneging until we recover from this loss event."
+            self.is_sack_reneg = true;
         } else if !self.negotiated.sack_ok {
             self.reset_reno_sack();
         }

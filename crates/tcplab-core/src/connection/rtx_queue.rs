@@ -12,6 +12,7 @@
 //! intrusive doubly linked list over the ring: id − id of the head is the
 //! segment's index.
 
+use crate::rate::SkbTxRate;
 use crate::time::Instant;
 use std::collections::VecDeque;
 use tcplab_wire::SeqNum;
@@ -29,7 +30,7 @@ pub const RETRANS: u8 = SACKED_RETRANS | EVER_RETRANS;
 /// Not a `TCPCB_*` bit: this segment ends a Linux skb of the retransmit
 /// queue (the last MSS a `tso_fragment` / `tcp_fragment` left in one
 /// piece); see `connection/skb.rs`. Kept in `sacked` (bits Linux leaves
-/// unused here) so that a segment stays 48 bytes.
+/// unused here) so that a segment stays small.
 pub const SKB_END: u8 = 0x20;
 /// Not a `TCPCB_*` bit: `TCPHDR_PSH` in the `tcp_flags` of the skb this
 /// segment ends (only meaningful with [`SKB_END`]).
@@ -51,8 +52,9 @@ pub struct Skb {
     pub fin: bool,
     /// Time of the most recent (re)transmission (`skb_mstamp_ns`).
     pub xmit_time: Instant,
-    /// `tp->delivered` when this was (re)sent (rate sampling, RACK).
-    pub tx_delivered: u32,
+    /// `TCP_SKB_CB(skb)->tx`: the delivery state when this was last
+    /// (re)sent (`tcp_rate_skb_sent`); `tx.delivered` is also RACK's.
+    pub tx: SkbTxRate,
     /// Creation number; see the module docs.
     pub id: u64,
     /// Neighbours in the send-time ordered list, or [`NIL`].
@@ -121,7 +123,7 @@ impl RtxQueue {
         syn: bool,
         fin: bool,
         xmit_time: Instant,
-        tx_delivered: u32,
+        tx: SkbTxRate,
     ) -> Skb {
         Skb {
             seq,
@@ -130,7 +132,7 @@ impl RtxQueue {
             syn,
             fin,
             xmit_time,
-            tx_delivered,
+            tx,
             id: self.next_id,
             tsorted_prev: NIL,
             tsorted_next: NIL,
@@ -291,7 +293,8 @@ mod tests {
     use super::*;
 
     fn push(q: &mut RtxQueue, seq: u32, len: u32) {
-        let s = q.new_skb(SeqNum(seq), SeqNum(seq.wrapping_add(len)), false, false, Instant::ZERO, 0);
+        let s =
+            q.new_skb(SeqNum(seq), SeqNum(seq.wrapping_add(len)), false, false, Instant::ZERO, SkbTxRate::default());
         q.push(s);
     }
 

@@ -41,6 +41,7 @@
 //! [`SKB_PSH`]: super::rtx_queue::SKB_PSH
 
 use super::Connection;
+use crate::rate::AppLimitedInput;
 use crate::time::Instant;
 use std::collections::VecDeque;
 use tcplab_wire::SeqNum;
@@ -279,8 +280,9 @@ impl Connection {
     //= linux:v6.18:net/ipv4/tcp_output.c#tcp_tso_segs
     pub(super) fn tso_segs(&self, mss: u32) -> u32 {
         let min_rtt = self.min_rtt.get();
-        tso_autosize(self.tp.pacing_rate, min_rtt, mss, self.cfg.tcp_min_tso_segs.max(1), self.cfg.tcp_tso_rtt_log)
-            .min(SK_GSO_MAX_SEGS)
+        // ca_ops->min_tso_segs (BBR's), else sysctl_tcp_min_tso_segs.
+        let min_tso = self.cc.min_tso_segs(self.tp.pacing_rate).unwrap_or(self.cfg.tcp_min_tso_segs.max(1));
+        tso_autosize(self.tp.pacing_rate, min_rtt, mss, min_tso, self.cfg.tcp_tso_rtt_log).min(SK_GSO_MAX_SEGS)
     }
 
     /// Queues a `send()` of `n` bytes (already counted against the send
@@ -342,6 +344,25 @@ impl Connection {
     /// final `tcp_push`.
     //= linux:v6.18:net/ipv4/tcp.c#tcp_sendmsg_locked
     fn sendmsg(&mut self, now: Instant, call: SendCall) {
+        if !call.cont {
+            // "is sending application-limited?", at the top of the call
+            // (a continuation is the same call, resumed after waiting for
+            // space). Nothing of the socket waits below TCP once every
+            // committed segment was handed out: the model cannot see the
+            // host's queue, so that stands for `sk_wmem_alloc`.
+            let c = AppLimitedInput {
+                write_seq: self.sq.built_seq,
+                snd_nxt: self.snd_nxt,
+                mss_cache: self.tp.mss_cache,
+                host_queue_empty: self.sq.emit_next >= self.rtx.next_id(),
+                packets_in_flight: self.packets_in_flight(),
+                snd_cwnd: self.tp.snd_cwnd,
+                lost_out: self.scoreboard.lost_out,
+                retrans_out: self.scoreboard.retrans_out,
+                delivered: self.tp.delivered,
+            };
+            self.rate.check_app_limited(&c);
+        }
         let mss = self.tp.mss_cache.max(1);
         let size_goal = self.size_goal(mss);
         let mut copied = call.cont;

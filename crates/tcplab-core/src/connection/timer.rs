@@ -22,26 +22,38 @@ pub enum Timer {
     /// `tp->compressed_ack_timer`: the SACK-compression hrtimer, armed by
     /// the receiver's `__tcp_ack_snd_check` (`tcp_compressed_ack_kick`).
     CompressedAck = 5,
+    /// `tp->pacing_timer`: the internal-pacing hrtimer, armed at
+    /// `tcp_wstamp_ns` by `tcp_pacing_check` when a socket that paces
+    /// itself (`SK_PACING_NEEDED`) must wait; its expiry
+    /// (`tcp_pace_kick` → `tcp_tsq_handler`) pushes pending data again.
+    Pacing = 6,
 }
 
 impl Timer {
     /// Every timer, in the order `handle_timeout` runs the expired ones:
     /// the ACK timers first, then the transmit timers.
-    pub const VALUES: [Timer; 6] =
-        [Timer::Dack, Timer::CompressedAck, Timer::Retrans, Timer::Probe0, Timer::LossProbe, Timer::ReoTimeout];
+    pub const VALUES: [Timer; 7] = [
+        Timer::Dack,
+        Timer::CompressedAck,
+        Timer::Retrans,
+        Timer::Probe0,
+        Timer::LossProbe,
+        Timer::ReoTimeout,
+        Timer::Pacing,
+    ];
     /// The timers that share Linux's single `icsk_pending` slot.
     const XMIT: [Timer; 4] = [Timer::Retrans, Timer::Probe0, Timer::LossProbe, Timer::ReoTimeout];
 
     /// One of the [`XMIT`](Self::XMIT) timers (`icsk_pending`), as opposed
     /// to the receiver's ACK timers.
     pub fn is_xmit(self) -> bool {
-        !matches!(self, Timer::Dack | Timer::CompressedAck)
+        !matches!(self, Timer::Dack | Timer::CompressedAck | Timer::Pacing)
     }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TimerTable {
-    data: [Option<Instant>; 6],
+    data: [Option<Instant>; 7],
 }
 
 impl TimerTable {
@@ -62,8 +74,9 @@ impl TimerTable {
     pub fn next(&self) -> Option<Instant> {
         self.data.iter().flatten().min().copied()
     }
-    /// Arms one of the receiver's ACK timers, which have slots of their
-    /// own (`icsk_delack_timer`, `compressed_ack_timer`).
+    /// Arms one of the timers with a slot of its own: the receiver's ACK
+    /// timers (`icsk_delack_timer`, `compressed_ack_timer`) and the
+    /// pacing hrtimer.
     #[inline]
     pub fn set(&mut self, t: Timer, at: Instant) {
         debug_assert!(!t.is_xmit(), "xmit timers go through set_xmit");

@@ -11,6 +11,7 @@
 use super::{set_name, Absent, IntUnit, Kernel, Kind, KnobSpec, Models, Side, Unmodelled};
 use super::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, PrrRule, HZ_VALUES, MIN_MTU};
 use super::{CcEra, CubicParams, CubicVersion, DctcpParams, DctcpVersion, HystartVersion, RenoParams};
+use crate::cc::bbr::BbrParams;
 use crate::names::UnknownName;
 
 /// `cwnd_growth` on a patched kernel: `forward_progress_growth=1` is
@@ -556,6 +557,10 @@ pub static RENO: &[KnobSpec<RenoParams>] = &[
         doc: "tcplab-only: HyStart++ L, packets of growth per ACK (0 = RFC: infinity if paced, else 8).",
     },
 ];
+
+/// `[tcp.bbr]`: none. Linux's `tcp_bbr` has no module parameters (its
+/// tunables are `static const`), so the table takes no key.
+pub static BBR: &[KnobSpec<BbrParams>] = &[];
 
 /// The `net.ipv4` sysctls that packetdrill's corpus sets and the model
 /// has no knob for, each with why that is safe (or when it is not).
