@@ -68,6 +68,26 @@ pub enum AckEra {
 
 crate::names::named_enum!(AckEra { V3_12 => "v3.12", Current => "current" });
 
+/// The memory (`skb->truesize`) a received segment is charged against the
+/// receive buffer, which sets the payload share a window may promise
+/// (`tp->scaling_ratio`, `tcp_measure_rcv_mss`). It depends on the
+/// receiving interface, not on TCP: a NIC that coalesces with GRO charges
+/// little beyond the payload, a path that hands TCP one skb per segment
+/// (veth without GRO, as in the kernel backend's guest) charges each
+/// segment its own `sk_buff`, shared info and header room.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum RcvTruesize {
+    /// GRO-coalesced: payload + 1/16 + 64 bytes (ratio ≈ 0.90 for 1,448
+    /// bytes).
+    #[default]
+    Gro,
+    /// One skb per segment: payload + 896 bytes (ratio ≈ 0.62 for 1,448
+    /// bytes), the kernel backend's veth receive path.
+    PerSegment,
+}
+
+crate::names::named_enum!(RcvTruesize { Gro => "gro", PerSegment => "per-segment" });
+
 /// What the `acked` argument of `cong_avoid` counts (`tcp_cong_avoid`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub enum AckedCount {
@@ -155,6 +175,9 @@ pub struct TcpConfig {
     pub cwnd_limited_rule: CwndLimitedRule,
     /// The era of the ACK-processing structure.
     pub ack_era: AckEra,
+    /// The receive path's memory per segment (a property of the receiving
+    /// interface, see [`RcvTruesize`]).
+    pub rcv_truesize: RcvTruesize,
     /// What `cong_avoid`'s `acked` counts.
     pub acked_count: AckedCount,
     /// v4.17: `tcp_time_to_recover` also fires on dupthresh
@@ -244,6 +267,7 @@ impl TcpConfig {
             cwnd_growth: CwndGrowthRule::V3_12,
             cwnd_limited_rule: CwndLimitedRule::Latched,
             ack_era: AckEra::Current,
+            rcv_truesize: RcvTruesize::Gro,
             acked_count: AckedCount::Delivered,
             tcp_fack: false,
             rack_with_dupthresh: false,

@@ -29,7 +29,7 @@ use crate::cc::dctcp::{DctcpParams, DctcpVersion};
 use crate::cc::hystart::HystartVersion;
 use crate::cc::reno::RenoParams;
 use crate::cc::{CcConfig, CcEra};
-use crate::config::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, TcpConfig, HZ_VALUES, MIN_MTU};
+use crate::config::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, RcvTruesize, TcpConfig, HZ_VALUES, MIN_MTU};
 use crate::names::UnknownName;
 use crate::prr::PrrRule;
 
@@ -124,6 +124,12 @@ pub enum Kernel {
     /// A mechanism the real kernel has in one form only: the knob must
     /// keep its `linux-current` value on the kernel backend.
     ModelOnly,
+    /// A property of the kernel backend's guest that no setting changes
+    /// (`form` names which of the knob's values the guest has): every
+    /// value is accepted and none is translated, so that a scenario can
+    /// make the model match the guest (or another system) without the
+    /// kernel run refusing it.
+    Inherent { form: &'static str },
 }
 
 /// One knob: its name in a scenario's knob table (or module table), what

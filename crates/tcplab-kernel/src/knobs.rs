@@ -60,6 +60,9 @@ pub enum Target {
     /// A mechanism the real kernel has in one form only: the knob must
     /// keep its `linux-current` value on the kernel backend.
     ModelOnly,
+    /// A property of the guest no setting changes: accepted, not
+    /// translated (the knob shapes the model only).
+    Inherent,
 }
 
 /// How a value is written for the kernel.
@@ -104,6 +107,7 @@ fn target<C>(k: &KnobSpec<C>) -> Option<(Target, Conv)> {
     };
     Some(match k.kernel {
         Kernel::ModelOnly => (Target::ModelOnly, Conv::Plain),
+        Kernel::Inherent { .. } => (Target::Inherent, Conv::Plain),
         Kernel::Switch { param, values: [] } => (Target::Switch(param), conv),
         Kernel::Switch { param, values } => (Target::Switch(param), Conv::Names(values)),
         Kernel::Native => match k.models {

@@ -305,7 +305,7 @@ impl Settings {
                         })
                     };
                     match target {
-                        Target::Label => {}
+                        Target::Label | Target::Inherent => {}
                         Target::ModelOnly => {
                             if !s.is_default() {
                                 let from = match &preset {

@@ -84,6 +84,7 @@ fn reference_rows<C: Clone>(s: &mut String, table: &[KnobSpec<C>], defaults: &C)
             Kernel::Native => "as in Linux".into(),
             Kernel::Switch { param, .. } => format!("switch `{param}`"),
             Kernel::ModelOnly => "model only".into(),
+            Kernel::Inherent { form } => format!("always {form:?} (not set)"),
         };
         let _ = writeln!(
             s,

@@ -392,3 +392,26 @@ fn test_blackout_loses_everything_in_its_window_and_the_rto_backs_off() {
     let e = err(&with("delay = \"1ms\"", "delay = \"1ms\"\nblackout = [{ start = \"2s\" }]"));
     assert!(e.contains("link[1].blackout[0]") && e.contains("duration"), "{e}");
 }
+
+// ---- receive path memory ----------------------------------------------------
+
+#[test]
+fn test_per_segment_truesize_shrinks_a_fixed_buffers_window_as_on_the_kernel_backend() {
+    // The faithfulness suite's rwnd-limited flow: SO_RCVBUF 64 KB (doubled
+    // to 128 KB) over a 40 ms path. The window is the buffer times
+    // scaling_ratio, so goodput follows the payload share of truesize:
+    // 231/256 with GRO (about 22.7 Mbit/s), 158/256 one skb per segment
+    // (about 15.5: Linux 6.12 on the kernel backend gave 15.46).
+    let goodput = |truesize: &str| {
+        let sets = [
+            "flow.bulk.tcp_receiver.so_rcvbuf=65536".to_string(),
+            format!("flow.bulk.tcp_receiver.rcv_truesize={truesize}"),
+        ];
+        let sc = tcplab_lab::load(&repo("scenarios/diff/dumbbell-50mbit.toml"), &sets, None).unwrap();
+        runner::run(&sc, None).unwrap().result.flows[0].goodput_bps / 1e6
+    };
+    let (gro, per_segment) = (goodput("gro"), goodput("per-segment"));
+    assert!((22.0..23.5).contains(&gro), "{gro}");
+    assert!((15.0..16.0).contains(&per_segment), "{per_segment}");
+    assert!((per_segment / gro - 158.0 / 231.0).abs() < 0.02, "{per_segment} / {gro}");
+}

@@ -50,7 +50,7 @@ use ecn::EcnEcho;
 use knobs::RcvKnobs;
 use ofo_queue::{OfoQueue, OfoRange};
 use rcv_rtt::RcvRttEst;
-use rcvbuf::{truesize, RcvBuf};
+use rcvbuf::RcvBuf;
 use sack::SackState;
 use sack_compress::SackCompress;
 use tcplab_wire::{SegmentRepr, SeqNum, TcpFlags, MAX_SACK_BLOCKS};
@@ -626,7 +626,7 @@ impl Receiver {
         out: &mut RcvOutcome,
     ) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_data_queue
-        let ts = truesize(seg.payload_len);
+        let ts = self.buf.truesize(seg.payload_len);
         if !self.try_rmem_schedule(seq, mib) {
             // "TODO: maybe ratelimit these WIN 0 ACK ?"
             self.delack.pending |= ICSK_ACK_NOMEM | ICSK_ACK_NOW | ICSK_ACK_SCHED;
@@ -705,7 +705,15 @@ impl Receiver {
     /// quick ACK so that the peer hears of it at once.
     fn grow_window(&mut self, len: u32) {
         let (buf, ofo) = (&self.buf, self.ofo.truesize());
-        if self.win.grow(len, truesize(len), buf, ofo, self.advmss, self.delack.rcv_mss, self.knobs.grow_window_room) {
+        if self.win.grow(
+            len,
+            buf.truesize(len),
+            buf,
+            ofo,
+            self.advmss,
+            self.delack.rcv_mss,
+            self.knobs.grow_window_room,
+        ) {
             self.delack.quick |= 1;
         }
     }
@@ -794,7 +802,7 @@ impl Receiver {
     ) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_data_queue_ofo
         self.ecn_check_ce(seg, env, out);
-        let ts = truesize(seg.payload_len);
+        let ts = self.buf.truesize(seg.payload_len);
         if !self.try_rmem_schedule(seq, mib) {
             mib_add(mib, self.extra_mib.ofo_drop, 1);
             out.dropped = true;

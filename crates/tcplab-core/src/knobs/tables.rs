@@ -9,7 +9,7 @@
 //! and the kernel backend then all have it.
 
 use super::{set_name, Absent, IntUnit, Kernel, Kind, KnobSpec, Models, Side, Unmodelled};
-use super::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, PrrRule, HZ_VALUES, MIN_MTU};
+use super::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, PrrRule, RcvTruesize, HZ_VALUES, MIN_MTU};
 use super::{CcEra, CubicParams, CubicVersion, DctcpParams, DctcpVersion, HystartVersion, RenoParams};
 use crate::cc::bbr::BbrParams;
 use crate::names::UnknownName;
@@ -269,6 +269,18 @@ pub static TCP: &[KnobSpec] = &[
         side: Side::Sender,
         kernel: Kernel::ModelOnly,
         doc: "tcp_is_cwnd_limited: in-flight (before 3.16: the ACK's prior in-flight against cwnd, tcp_max_burst and TSO room) or latched (3.16+: tcp_cwnd_validate's flag).",
+    },
+    KnobSpec {
+        name: "rcv_truesize",
+        kind: Kind::Choice {
+            names: RcvTruesize::NAMES,
+            get: |c| c.rcv_truesize.as_str(),
+            set: |c, n| set_name(&mut c.rcv_truesize, n),
+        },
+        models: Models::Link("gro"),
+        side: Side::Receiver,
+        kernel: Kernel::Inherent { form: "per-segment" },
+        doc: "Memory charged per received segment (skb->truesize), which sets the window's payload share (scaling_ratio): gro (coalesced, payload + 1/16 + 64) or per-segment (one skb each, payload + 896: the kernel backend's veth, GRO off).",
     },
     KnobSpec {
         name: "ack_era",

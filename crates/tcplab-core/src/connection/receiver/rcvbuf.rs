@@ -8,7 +8,7 @@
 //! [`truesize`], and collapsing copies data into page-sized skbs
 //! ([`collapsed_truesize`]).
 
-use crate::config::TcpConfig;
+use crate::config::{RcvTruesize, TcpConfig};
 use crate::time::Instant;
 use tcplab_wire::SeqNum;
 
@@ -22,8 +22,15 @@ pub(super) const SOCK_MIN_RCVBUF: u32 = 4608;
 /// `net.core.rmem_max` default (`SK_RMEM_MAX`), bytes: caps `SO_RCVBUF` and
 /// takes part in the window-scale choice.
 pub(super) const SYSCTL_RMEM_MAX: u32 = 212_992;
-/// Per-skb memory overhead of the truesize model, bytes (see [`truesize`]).
+/// Per-skb memory overhead of the GRO truesize model, bytes (see [`truesize`]).
 const TRUESIZE_SKB_OVERHEAD: u64 = 64;
+/// Memory of one skb beyond its payload when each segment travels in its
+/// own skb: the `sk_buff`, its shared info and the sender's header room
+/// (`SKB_TRUESIZE` of the head `tcp_stream_alloc_skb` allocates; veth
+/// hands the sender's skb to the receiver as it is). 896 bytes in the
+/// kernel backend's 6.12 build, inferred from its receive-window-limited
+/// goodput (docs/linux-differences.md): ratio 1448/2344 ≈ 0.62.
+const PER_SEGMENT_SKB_OVERHEAD: u64 = 896;
 /// `SKB_MAX_ORDER(0, 0)`: payload of one collapsed skb, bytes.
 const COLLAPSE_CHUNK: u64 = 4096 - 320;
 
@@ -31,14 +38,18 @@ const COLLAPSE_CHUNK: u64 = 4096 - 320;
 ///
 /// Linux charges each skb's real memory (`truesize`) against `sk_rcvbuf`
 /// and advertises only the payload share of it (`scaling_ratio`, measured
-/// as `len/truesize` in `tcp_measure_rcv_mss`). The model has no skbs; it
-/// charges payload + 1/16 + 64 bytes, which is what a GRO receive path
-/// achieves (ratio ≈ 0.90 for 1448-byte segments, so `tcp_rmem[2]` = 6 MB
-/// advertises ≈ 5.4 MB) while small segments still cost relatively more,
-/// as they do in Linux.
+/// as `len/truesize` in `tcp_measure_rcv_mss`). The model has no skbs.
+/// With [`RcvTruesize::Gro`] it charges payload + 1/16 + 64 bytes, which
+/// is what a GRO receive path achieves (ratio ≈ 0.90 for 1448-byte
+/// segments, so `tcp_rmem[2]` = 6 MB advertises ≈ 5.4 MB) while small
+/// segments still cost relatively more, as they do in Linux; with
+/// [`RcvTruesize::PerSegment`], payload + [`PER_SEGMENT_SKB_OVERHEAD`].
 #[inline]
-pub(super) fn truesize(len: u32) -> u64 {
-    len as u64 + (len as u64 >> 4) + TRUESIZE_SKB_OVERHEAD
+pub(super) fn truesize(model: RcvTruesize, len: u32) -> u64 {
+    match model {
+        RcvTruesize::Gro => len as u64 + (len as u64 >> 4) + TRUESIZE_SKB_OVERHEAD,
+        RcvTruesize::PerSegment => len as u64 + PER_SEGMENT_SKB_OVERHEAD,
+    }
 }
 
 /// Truesize of `bytes` after `tcp_collapse` copied them into page-sized skbs.
@@ -53,6 +64,8 @@ pub(super) fn collapsed_truesize(bytes: u64) -> u64 {
 /// `sk_rmem_alloc` take its share.
 #[derive(Clone, Debug)]
 pub(super) struct RcvBuf {
+    /// What each received segment costs ([`truesize`]).
+    truesize_model: RcvTruesize,
     /// ≥ v6.5: `tcp_win_from_space` uses the measured `scaling_ratio`;
     /// before, the fixed `tcp_adv_win_scale = 1` (half the buffer).
     measured_scaling_ratio: bool,
@@ -86,6 +99,7 @@ impl RcvBuf {
             (rmem[1], false)
         };
         RcvBuf {
+            truesize_model: cfg.rcv_truesize,
             measured_scaling_ratio,
             rmem,
             locked,
@@ -142,6 +156,13 @@ impl RcvBuf {
         self.win_from_space(free)
     }
 
+    /// `skb->truesize` of a received segment of `len` bytes, as this
+    /// receive path charges it.
+    #[inline]
+    pub(super) fn truesize(&self, len: u32) -> u64 {
+        truesize(self.truesize_model, len)
+    }
+
     /// `tcp_full_space`: window an empty buffer holds.
     pub(super) fn full_space(&self) -> i64 {
         //= linux:v6.13:include/net/tcp.h#tcp_full_space
@@ -156,7 +177,7 @@ impl RcvBuf {
         if !self.measured_scaling_ratio {
             return false;
         }
-        let val = ((len as u64) << TCP_RMEM_TO_WIN_SCALE) / truesize(len).max(1);
+        let val = ((len as u64) << TCP_RMEM_TO_WIN_SCALE) / self.truesize(len).max(1);
         let old = self.scaling_ratio;
         self.scaling_ratio = val.clamp(1, u8::MAX as u64) as u8;
         old != self.scaling_ratio
@@ -239,5 +260,25 @@ impl RcvBuf {
         self.space_seq = copied_seq;
         self.space_time = now;
         clamp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_scaling_ratio_follows_the_receive_paths_truesize() {
+        // tcp_measure_rcv_mss on a 1,448-byte segment: (1448 << 8) / truesize.
+        for (model, truesize, ratio) in [(RcvTruesize::Gro, 1448 + 90 + 64, 231), (RcvTruesize::PerSegment, 2344, 158)]
+        {
+            let cfg = TcpConfig { rcv_truesize: model, ..TcpConfig::default() };
+            let mut buf = RcvBuf::new(&cfg, true);
+            assert_eq!(buf.truesize(1448), truesize);
+            assert!(buf.measure_scaling_ratio(1448));
+            assert_eq!(buf.scaling_ratio, ratio, "{model:?}");
+            // A window from a 128 KB buffer: the payload share of it.
+            assert_eq!(buf.win_from_space(131_072), (131_072 * ratio as i64) >> 8);
+        }
     }
 }
