@@ -315,6 +315,10 @@ pub struct LinkOut {
     pub tx_bytes: u64,
     /// Dropped by the queue qdisc.
     pub drops: u64,
+    /// Dropped by the root qdisc: the queue's drops and those of a
+    /// policer on its filter (htb_enqueue counts a packet its classifier
+    /// shot, `TC_ACT_SHOT`, as a drop of its own).
+    pub root_drops: u64,
     /// Marked CE by the queue qdisc (RED's `marked`).
     pub ce_marks: u64,
     /// Largest queue length (packets) seen by the samples and the final

@@ -1,5 +1,5 @@
 //! Link statistics from the qdiscs named by the job's link probes:
-//! transmitted bytes and packets from each probe's root qdisc, drops and
+//! transmitted bytes, packets and drops from each probe's root qdisc, drops and
 //! RED marks from its queue qdisc, and the queue's peak length from
 //! periodic samples.
 //!
@@ -74,6 +74,7 @@ impl LinkProber {
                 Some(q) => {
                     o.tx_bytes = q.bytes;
                     o.tx_packets = q.packets;
+                    o.root_drops = u64::from(q.drops);
                 }
                 None => errors.push(missing(p, p.root_handle)),
             }

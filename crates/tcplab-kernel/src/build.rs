@@ -60,6 +60,9 @@ pub const CONFIG_OPTIONS: &[&str] = &[
     "NET_CLS_BASIC",
     "NET_ACT_GACT",
     "NET_ACT_MIRRED",
+    // A link direction's token-bucket policer (`police` in a scenario):
+    // a matchall filter on the sender's htb with act_police.
+    "NET_ACT_POLICE",
     // Congestion controls.
     "TCP_CONG_ADVANCED",
     "TCP_CONG_CUBIC",

@@ -71,6 +71,9 @@ pub fn collect(cfg: &SimConfig, g: &GuestResult) -> RunResult {
                 tx_bytes: l.tx_bytes,
                 drops: l.drops,
                 loss_drops: g.losses.iter().find(|x| x.id == l.id).map_or(0, |x| x.drops),
+                // The policer's drops are the root htb's less its queue's
+                // (see translate.rs: the police filter sits on the root).
+                police_drops: if policed(cfg, &l.id) { l.root_drops.saturating_sub(l.drops) } else { 0 },
                 ce_marks: l.ce_marks,
                 peak_queue_packets: l.peak_queue_packets,
                 throttled: 0,
@@ -78,6 +81,16 @@ pub fn collect(cfg: &SimConfig, g: &GuestResult) -> RunResult {
         })
         .collect();
     RunResult { sim_time: duration, events: 0, flows, links, counters: total, data_segments }
+}
+
+/// Whether the direction `"<link>:<from>-><to>"` has a policer.
+fn policed(cfg: &SimConfig, id: &str) -> bool {
+    let Some((name, ends)) = id.split_once(':') else { return false };
+    let Some((from, _)) = ends.split_once("->") else { return false };
+    cfg.links.iter().filter(|l| l.name == name).any(|l| {
+        let dir = if cfg.nodes[l.a].name == from { &l.ab } else { &l.ba };
+        dir.police.is_some()
+    })
 }
 
 fn link_rate(cfg: &SimConfig, id: &str) -> u64 {

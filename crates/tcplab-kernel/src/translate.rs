@@ -19,7 +19,12 @@
 //! its limit, or a step-marking RED ([`Action::RedStep`]) when it has an
 //! ECN threshold, or `fq` on a host with `qdisc = "fq"`. A size table
 //! (`stab overhead -14`) makes every qdisc count IP bytes, as the model
-//! does, not Ethernet frames.
+//! does, not Ethernet frames. A direction with a policer (`police = {
+//! rate, burst }`) gets a `matchall` filter on that htb with `action
+//! police rate R burst B mtu 65535 drop` (act_police, which the image
+//! builds in): it runs when htb classifies the packet, before any queue,
+//! as the model's policer does; its drops are the root's drops less the
+//! queue's.
 //!
 //! A link with a delay gets a middle namespace `w-<link>` between its
 //! ends: each end's veth peer lives there, a `matchall` filter redirects
@@ -610,6 +615,23 @@ impl Translator<'_> {
                 self.steps.push(Step { what: what.clone(), action: Action::Exec { argv } });
             }
             _ => self.queue(&ns, &dev, &what, &conf.queue),
+        }
+        if let Some(p) = &conf.police {
+            // A policer in front of the queue: act_police on a matchall
+            // filter of the root htb, which runs when htb_classify
+            // classifies the packet, before any queue; a packet it shoots
+            // (TC_ACT_SHOT, `drop`) is counted in the root's drops. `mtu`
+            // lifts act_police's default size limit (2040 bytes, from
+            // iproute2's rate table) above any packet of the scenario.
+            let (rate, burst) = (format!("{}bit", p.rate_bps), p.burst_bytes.to_string());
+            self.exec(
+                &format!("{what} police"),
+                &[
+                    "tc", "-n", &ns, "filter", "add", "dev", &dev, "parent", "1:", "protocol", "all", "prio", "1",
+                    "matchall", "classid", "1:1", "action", "police", "rate", &rate, "burst", &burst, "mtu", "65535",
+                    "drop",
+                ],
+            );
         }
         self.probes.push(LinkProbe {
             id: id.clone(),

@@ -18,6 +18,7 @@ fn dir(delay: DelayModel, limit: Limit, ecn: Option<Limit>) -> DirectionConfig {
         queue: QueueConfig { limit, ecn_threshold: ecn },
         loss: Default::default(),
         blackouts: Vec::new(),
+        police: None,
     }
 }
 
@@ -473,4 +474,30 @@ fn test_ecmp_with_a_choice_of_next_hops_is_refused_naming_the_node() {
     assert!(e.message.contains("ecmp = \"off\""), "{e}");
     cfg.nodes[4].multipath = Multipath::Off;
     assert!(plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).is_ok());
+}
+
+#[test]
+fn test_police_is_a_matchall_police_filter_on_the_senders_root_htb() {
+    use tcplab_sim::config::Police;
+    let mut ab = dir(DelayModel::Fixed(ms(10)), Limit::Packets(100), None);
+    ab.police = Some(Police { rate_bps: 10_000_000, burst_bytes: 30_000 });
+    let cfg = dumbbell(ab, dir(DelayModel::Fixed(ms(10)), Limit::Packets(100), None));
+    let lines = plan(&cfg);
+    // On sw's end of the bottleneck (sw -> receiver), before the queue:
+    // the filter of the root htb 1:, passing to its one class 1:1.
+    assert_eq!(
+        grep(&lines, &["police"]),
+        ["tc -n t-sw filter add dev l1 parent 1: protocol all prio 1 matchall classid 1:1 action police rate 10000000bit burst 30000 mtu 65535 drop"]
+    );
+    // The policer does not need the middle namespace by itself; the
+    // reverse direction has none.
+    let mut ba = dir(DelayModel::Fixed(Duration::ZERO), Limit::Packets(100), None);
+    ba.police = Some(Police { rate_bps: 1_000_000, burst_bytes: 3000 });
+    let cfg = dumbbell(dir(DelayModel::Fixed(Duration::ZERO), Limit::Packets(100), None), ba);
+    let lines = plan(&cfg);
+    assert_eq!(
+        grep(&lines, &["police"]),
+        ["tc -n t-receiver filter add dev l1 parent 1: protocol all prio 1 matchall classid 1:1 action police rate 1000000bit burst 3000 mtu 65535 drop"]
+    );
+    assert!(grep(&lines, &["netns add w-"]).is_empty(), "{lines:?}");
 }

@@ -44,6 +44,7 @@
 //!     "utilization": 0.95,         // fraction of the run the serializer was busy
 //!     "drops": 12,                 // by the queue (or fq qdisc)
 //!     "loss_drops": 0,             // by the link's loss model, after serialization
+//!     "police_drops": 40,          // by the direction's policer, before the queue (only when not 0)
 //!     "ce_marks": 0, "tx_packets": 1, "tx_bytes": 1, "peak_queue_packets": 1
 //!   }],
 //!   "fairness": { "window_s": 20.0, "jain_index": 0.99 } | null,
@@ -172,6 +173,10 @@ pub struct LinkReport {
     pub utilization: f64,
     pub drops: u64,
     pub loss_drops: u64,
+    /// Dropped by the direction's policer before its queue; left out of
+    /// the JSON when zero (every direction without a policer).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub police_drops: u64,
     pub ce_marks: u64,
     pub tx_packets: u64,
     pub tx_bytes: u64,
@@ -285,6 +290,7 @@ impl RunReport {
                     utilization: l.utilization,
                     drops: l.drops,
                     loss_drops: l.loss_drops,
+                    police_drops: l.police_drops,
                     ce_marks: l.ce_marks,
                     tx_packets: l.tx_packets,
                     tx_bytes: l.tx_bytes,
@@ -383,21 +389,32 @@ impl RunReport {
             table(&mut s, &["flow", "run", "start s", "goodput Mbit/s", "bytes", "retrans"], &run_rows);
             s.push('\n');
         }
+        // A "policed" column only when a policer dropped something, so
+        // that the table of a scenario without one is unchanged.
+        let policed = self.links.iter().any(|l| l.police_drops > 0);
         let rows: Vec<Vec<String>> = self
             .links
             .iter()
             .map(|l| {
-                vec![
+                let mut row = vec![
                     l.id.clone(),
                     format!("{:.1}", l.utilization * 100.0),
                     l.drops.to_string(),
                     l.loss_drops.to_string(),
-                    l.ce_marks.to_string(),
-                    l.peak_queue_packets.to_string(),
-                ]
+                ];
+                if policed {
+                    row.push(l.police_drops.to_string());
+                }
+                row.extend([l.ce_marks.to_string(), l.peak_queue_packets.to_string()]);
+                row
             })
             .collect();
-        table(&mut s, &["link", "util %", "drops", "lost", "CE marks", "peak queue p"], &rows);
+        let mut head = vec!["link", "util %", "drops", "lost"];
+        if policed {
+            head.push("policed");
+        }
+        head.extend(["CE marks", "peak queue p"]);
+        table(&mut s, &head, &rows);
         s.push('\n');
         let nonzero: Vec<Vec<String>> =
             self.counters.iter().filter(|(_, v)| **v != 0).map(|(k, v)| vec![k.to_string(), v.to_string()]).collect();
@@ -411,6 +428,10 @@ impl RunReport {
 }
 
 /// Left-aligned text columns, numbers right-aligned.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
     text_table(out, head, rows, false);
 }

@@ -19,7 +19,7 @@ use tcplab_core::time::Duration;
 use tcplab_core::TcpConfig;
 use tcplab_sim::config::{
     AppConfig, Blackout, DelayModel, DirectionConfig, FlowConfig, FqConfig, FqPacing, Limit, LinkConfig, LossModel,
-    Multipath, NodeConfig, NodeKind, Qdisc, QueueConfig, Repeat, RpcConfig, SimConfig,
+    Multipath, NodeConfig, NodeKind, Police, Qdisc, QueueConfig, Repeat, RpcConfig, SimConfig,
 };
 use tcplab_sim::{Reachability, FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_CONNECTIONS_PER_HOST, MAX_DELAY, MAX_FLOWS};
 
@@ -299,6 +299,12 @@ fn find_host(f: F<'_>, hosts: Hosts<'_>) -> Result<usize> {
 fn link_config(f: F<'_>, names: Names<'_>) -> Result<LinkConfig> {
     let nodes = names.nodes;
     let t = f.table("a table")?;
+    if t.has("police") {
+        return Err(t.err_at(
+            "police",
+            "a policer is per direction: write it in ab or ba, e.g. ab = { police = { rate = \"20Mbit\", burst = \"60KB\" } }",
+        ));
+    }
     t.only(&["name", "a", "b", "rate", "delay", "queue", "loss", "blackout", "ab", "ba"])?;
     let name = t.req("name", check_name)?;
     let a = t.req("a", |f| find_node(f, names))?;
@@ -318,16 +324,17 @@ fn link_config(f: F<'_>, names: Names<'_>) -> Result<LinkConfig> {
     // by field.
     let dir = |key: &str| -> Result<DirectionConfig> {
         let over = t.get(key, |f| {
-            let d = f.table("a table with delay, queue, loss and/or blackout")?;
-            d.only(&["delay", "queue", "loss", "blackout"])?;
+            let d = f.table("a table with delay, queue, loss, blackout and/or police")?;
+            d.only(&["delay", "queue", "loss", "blackout", "police"])?;
             Ok((
                 d.get("delay", delay_model)?,
                 d.get("queue", queue_spec)?,
                 d.get("loss", loss_model)?,
                 d.get("blackout", self::blackouts)?,
+                d.get("police", self::police)?,
             ))
         })?;
-        let (d, q, l, b) = over.unwrap_or((None, None, None, None));
+        let (d, q, l, b, p) = over.unwrap_or((None, None, None, None, None));
         let q = match q {
             Some(q) => queue.merge(&q),
             None => queue.clone(),
@@ -337,6 +344,7 @@ fn link_config(f: F<'_>, names: Names<'_>) -> Result<LinkConfig> {
             queue: q.build(),
             loss: l.unwrap_or(loss),
             blackouts: b.unwrap_or_else(|| blackouts.clone()),
+            police: p,
         })
     };
     Ok(LinkConfig { name, a, b, rate_bps, ab: dir("ab")?, ba: dir("ba")? })
@@ -477,6 +485,22 @@ fn array_of_tables<'a>(root: &T<'a>, key: &'a str) -> Result<&'a [Node]> {
 /// `delay = "10ms"` or `{ model = "uniform", min = "20ms", max = "30ms" }`
 /// or `{ model = "ordered-jitter", base = "10ms", jitter = "2ms" }`
 /// or `{ model = "fixed", delay = "10ms" }`.
+/// `police = { rate = "20Mbit", burst = "60KB" }`: a token bucket in
+/// front of the direction's queue (tc's `police` action).
+fn police(f: F<'_>) -> Result<Police> {
+    let t = f.table("a table { rate = \"20Mbit\", burst = \"60KB\" }")?;
+    t.only(&["rate", "burst"])?;
+    let rate_bps = t.req("rate", |f| f.rate())?;
+    let burst_bytes = t.req("burst", |f| {
+        let b = f.bytes()?;
+        if b == 0 {
+            return Err(f.err("a policer's burst must be positive (at least one full-sized packet)"));
+        }
+        Ok(b)
+    })?;
+    Ok(Police { rate_bps, burst_bytes })
+}
+
 /// `blackout = [{ start = "2s", duration = "3s" }, ...]`: windows in
 /// time order in which the direction loses everything it sends.
 fn blackouts(f: F<'_>) -> Result<Vec<Blackout>> {

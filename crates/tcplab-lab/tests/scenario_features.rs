@@ -415,3 +415,32 @@ fn test_per_segment_truesize_shrinks_a_fixed_buffers_window_as_on_the_kernel_bac
     assert!((15.0..16.0).contains(&per_segment), "{per_segment}");
     assert!((per_segment / gro - 158.0 / 231.0).abs() < 0.02, "{per_segment} / {gro}");
 }
+
+#[test]
+fn test_police_drops_the_excess_before_the_queue_and_passes_at_most_rate_plus_burst() {
+    let text = with(
+        "delay = \"1ms\"",
+        "delay = \"1ms\"\nqueue = \"10000p\"\nab = { police = { rate = \"20Mbit\", burst = \"60KB\" } }",
+    );
+    let sc = ok(&text);
+    let p = sc.sim.links[1].ab.police.expect("ab has the policer");
+    assert_eq!((p.rate_bps, p.burst_bytes), (20_000_000, 60_000));
+    assert_eq!(sc.sim.links[1].ba.police, None);
+    let a = runner::run(&sc, None).unwrap().result;
+    assert_eq!(a, runner::run(&sc, None).unwrap().result, "deterministic");
+    let l = a.links.iter().find(|l| l.id == "bn:sw->h2").unwrap();
+    assert!(l.police_drops > 0 && l.drops == 0 && l.loss_drops == 0, "{l:?}");
+    // What passed the bucket in 2 s: at most 2 s of 20 Mbit/s plus the
+    // burst; and the flow gets most of that.
+    assert!(l.tx_bytes <= 2 * 20_000_000 / 8 + 60_000, "{l:?}");
+    let g = a.flows[0].goodput_bps;
+    assert!((12e6..20e6).contains(&g), "goodput {g}");
+    assert!(a.links.iter().filter(|l| l.id != "bn:sw->h2").all(|l| l.police_drops == 0));
+    // Per direction only, and both fields required.
+    let e = err(&with("delay = \"1ms\"", "delay = \"1ms\"\npolice = { rate = \"20Mbit\", burst = \"60KB\" }"));
+    assert!(e.contains("link[1].police") && e.contains("per direction"), "{e}");
+    let e = err(&with("delay = \"1ms\"", "delay = \"1ms\"\nba = { police = { rate = \"20Mbit\" } }"));
+    assert!(e.contains("burst"), "{e}");
+    let e = err(&with("delay = \"1ms\"", "delay = \"1ms\"\nba = { police = { rate = \"20Mbit\", burst = 0 } }"));
+    assert!(e.contains("link[1].ba.police.burst") && e.contains("positive"), "{e}");
+}

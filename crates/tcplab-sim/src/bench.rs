@@ -38,6 +38,7 @@ pub fn bench_config() -> SimConfig {
         queue: queue.clone(),
         loss: crate::config::LossModel::None,
         blackouts: Vec::new(),
+        police: None,
     };
     SimConfig {
         duration: Duration::from_secs(20),

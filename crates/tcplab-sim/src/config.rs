@@ -190,6 +190,20 @@ pub struct DirectionConfig {
     /// end)` of one of these windows is lost (counted with the loss
     /// model's drops). Sorted, not overlapping (validated).
     pub blackouts: Vec<Blackout>,
+    /// A token-bucket policer in front of the queue (see `police.rs`):
+    /// a packet it finds short of tokens is dropped before it is queued.
+    pub police: Option<Police>,
+}
+
+/// A token-bucket policer (tc's `police` action, net/sched/act_police.c):
+/// tokens refill at `rate_bps` up to `burst_bytes`; a packet passes when
+/// the bucket holds its length, and is dropped otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Police {
+    /// Bits per second (> 0).
+    pub rate_bps: u64,
+    /// Bucket depth, IP bytes (> 0).
+    pub burst_bytes: u64,
 }
 
 /// A window of time in which a link direction loses everything it sends.

@@ -36,6 +36,7 @@ mod host;
 mod link;
 pub mod loss;
 mod packet;
+mod police;
 mod queue;
 mod ready;
 pub mod result;

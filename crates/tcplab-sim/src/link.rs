@@ -19,6 +19,7 @@ use crate::delay::DelaySampler;
 use crate::fq::FqQdisc;
 use crate::loss::LossSampler;
 use crate::packet::PacketId;
+use crate::police::Policer;
 use crate::queue::DropTailQueue;
 use crate::ready::ReadyQueue;
 use crate::rng::Pcg32;
@@ -79,6 +80,8 @@ pub(crate) struct LinkDir {
     pub delay: DelaySampler,
     pub rng: Pcg32,
     pub loss: LossSampler,
+    /// The policer in front of the queue, if any.
+    pub police: Option<Policer>,
     /// FIFO pipe: `(arrival time ns, packet)`, arrival times non-decreasing.
     pub pipe: VecDeque<(u64, PacketId)>,
     /// Connections waiting for room in this (host NIC) queue, served in
@@ -116,6 +119,7 @@ impl LinkDir {
             delay: DelaySampler::new(&cfg.delay),
             rng,
             loss: LossSampler::new(cfg.loss, &cfg.blackouts, loss_rng),
+            police: cfg.police.as_ref().map(Policer::new),
             pipe: VecDeque::with_capacity(64),
             ready: ReadyQueue::default(),
             busy_ns: 0,

@@ -140,6 +140,7 @@ mod tests {
             queue: QueueConfig { limit: Limit::Packets(20), ecn_threshold: None },
             loss: Default::default(),
             blackouts: Vec::new(),
+            police: None,
         };
         let link = LinkConfig { name: "l".into(), a: 0, b: 1, rate_bps: 10_000_000, ab: d.clone(), ba: d };
         let flows = (0..2000)

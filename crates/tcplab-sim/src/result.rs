@@ -164,6 +164,8 @@ pub struct LinkResult {
     pub drops: u64,
     /// Packets lost by the direction's loss model, after serialization.
     pub loss_drops: u64,
+    /// Packets the direction's policer dropped before its queue.
+    pub police_drops: u64,
     pub ce_marks: u64,
     /// Most packets ever waiting in the direction's queue (or fq qdisc).
     pub peak_queue_packets: u64,

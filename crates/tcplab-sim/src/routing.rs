@@ -480,6 +480,7 @@ mod tests {
             queue: QueueConfig { limit: Limit::Packets(10), ecn_threshold: None },
             loss: Default::default(),
             blackouts: Vec::new(),
+            police: None,
         };
         LinkConfig { name: String::new(), a, b, rate_bps: 1, ab: d.clone(), ba: d }
     }

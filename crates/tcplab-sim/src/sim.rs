@@ -536,6 +536,9 @@ impl Sim {
     /// A packet arrives at the output queue of direction `d`.
     #[inline]
     fn enqueue(&mut self, d: usize, id: PacketId) {
+        if !self.police(d, id) {
+            return;
+        }
         let dir = &mut self.dirs[d];
         let from = dir.from;
         if dir.in_service.is_none() {
@@ -558,6 +561,23 @@ impl Sim {
                 self.packets.free(id);
             }
         }
+    }
+
+    /// The direction's policer, if any, on a packet arriving at its queue
+    /// (`tcf_police_act` runs when the root qdisc classifies the packet,
+    /// before it is queued): `false` if it dropped (and freed) the packet.
+    #[inline]
+    pub(crate) fn police(&mut self, d: usize, id: PacketId) -> bool {
+        let now = self.now.as_nanos();
+        let dir = &mut self.dirs[d];
+        let Some(p) = dir.police.as_mut() else { return true };
+        if p.admit(now, self.packets.get(id).wire_len) {
+            return true;
+        }
+        let from = dir.from;
+        self.tap(PacketEventKind::Drop, from, Some(d), id);
+        self.packets.free(id);
+        false
     }
 
     #[inline]

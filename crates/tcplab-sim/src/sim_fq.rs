@@ -105,6 +105,9 @@ impl Sim {
     /// Hands packet `id` of fq flow `f` to the qdisc of direction `d`, due
     /// now, and starts the NIC if it is idle.
     pub(crate) fn enqueue_fq(&mut self, d: usize, f: u32, id: PacketId, paced: bool) {
+        if !self.police(d, id) {
+            return;
+        }
         let now = self.now.as_nanos();
         let len = self.packets.get(id).wire_len;
         let dir = &mut self.dirs[d];

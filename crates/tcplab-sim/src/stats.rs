@@ -125,6 +125,7 @@ impl Sim {
                     tx_bytes: dir.tx_bytes,
                     drops,
                     loss_drops: dir.loss_drops,
+                    police_drops: dir.police.as_ref().map_or(0, |p| p.drops),
                     ce_marks,
                     peak_queue_packets: peak,
                     throttled,

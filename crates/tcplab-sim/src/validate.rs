@@ -248,6 +248,14 @@ fn check_direction(at: &str, d: &DirectionConfig) -> Result<(), String> {
         }
         prev_end = b.end;
     }
+    if let Some(p) = &d.police {
+        if p.rate_bps == 0 {
+            return Err(format!("{at}.police.rate must be positive"));
+        }
+        if p.burst_bytes == 0 {
+            return Err(format!("{at}.police.burst must be positive"));
+        }
+    }
     Ok(())
 }
 

@@ -226,6 +226,7 @@ fn arb_dir() -> impl Strategy<Value = DirectionConfig> {
             queue: QueueConfig { limit, ecn_threshold },
             loss: Default::default(),
             blackouts: Vec::new(),
+            police: None,
         }
     })
 }

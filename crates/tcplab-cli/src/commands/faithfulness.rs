@@ -71,7 +71,12 @@ pub(crate) fn run(a: FaithfulnessArgs) -> Result<ExitCode, Error> {
             }
         }
     }
-    let page = result.markdown(&command_line(), link.as_deref());
+    let scope = if a.only.is_empty() {
+        faithfulness::Scope::Whole { parts: a.out.as_deref().map(part_pages).unwrap_or_default() }
+    } else {
+        faithfulness::Scope::Only(a.only.clone())
+    };
+    let page = result.markdown(&command_line(), link.as_deref(), &scope);
     match &a.out {
         Some(p) => {
             out.write(p, page.as_bytes())?;
@@ -84,4 +89,20 @@ pub(crate) fn run(a: FaithfulnessArgs) -> Result<ExitCode, Error> {
             emit(&page)
         }
     }
+}
+
+/// The pages of parts of the suite (`--only`) next to the whole suite's
+/// page `page`: the `faithfulness-*.md` files of its directory, by name.
+fn part_pages(page: &Path) -> Vec<String> {
+    let dir = page.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut parts: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with("faithfulness-") && n.ends_with(".md"))
+        .filter(|n| page.file_name().and_then(|f| f.to_str()) != Some(n.as_str()))
+        .collect();
+    parts.sort();
+    parts
 }

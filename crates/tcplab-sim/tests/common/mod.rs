@@ -21,7 +21,7 @@ pub fn queue(limit: Limit) -> QueueConfig {
 
 /// A symmetric link with the given delay model and queue both ways.
 pub fn link(name: &str, a: NodeId, b: NodeId, rate_bps: u64, delay: DelayModel, q: QueueConfig) -> LinkConfig {
-    let d = DirectionConfig { delay, queue: q, loss: Default::default(), blackouts: Vec::new() };
+    let d = DirectionConfig { delay, queue: q, loss: Default::default(), blackouts: Vec::new(), police: None };
     LinkConfig { name: name.into(), a, b, rate_bps, ab: d.clone(), ba: d }
 }
 
