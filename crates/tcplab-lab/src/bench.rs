@@ -116,7 +116,7 @@ pub fn measure(name: &str, cfg: &SimConfig) -> Result<BenchRow> {
     let per = |n: u64, t: f64| if t > 0.0 { n as f64 / t } else { 0.0 };
     Ok(BenchRow {
         name: name.to_string(),
-        connections: cfg.flows.iter().map(|f| u64::from(f.repeat.runs.max(1))).sum(),
+        connections: cfg.connections(),
         sim_s: result.sim_time.as_secs_f64(),
         events: result.events,
         segments: result.data_segments,
@@ -298,7 +298,7 @@ mod tests {
     fn test_suite_scenarios_load_and_span_1_to_100k_connections() {
         for (name, build) in suite_entries() {
             let cfg = build().unwrap();
-            let conns: u64 = cfg.flows.iter().map(|f| u64::from(f.repeat.runs.max(1))).sum();
+            let conns = cfg.connections();
             match name.strip_prefix("connections=") {
                 Some(n) => assert_eq!(n.parse::<u64>().unwrap(), conns, "{name}"),
                 None if name.starts_with("leaf-spine") => assert_eq!(cfg.nodes.len(), 128 + 8 + 4),

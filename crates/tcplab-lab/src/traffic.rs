@@ -231,8 +231,7 @@ impl Gen<'_> {
             .iter()
             .enumerate()
             .map(|(k, &(at, from, to, bytes))| {
-                let app = Table::default();
-                let app = TableBuilder::from(Some(&app))
+                let app = TableBuilder::from(None)
                     .str("kind", "bulk", &self.origin)
                     .set("bytes", Value::Integer(bytes as i64), &self.origin)
                     .build();

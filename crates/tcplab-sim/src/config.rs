@@ -28,6 +28,14 @@ pub struct SimConfig {
     pub trace_interval: Option<Duration>,
 }
 
+impl SimConfig {
+    /// Client connections of the run: every run of every flow (`repeat`)
+    /// is one, each with a client and a server end.
+    pub fn connections(&self) -> u64 {
+        self.flows.iter().map(|f| u64::from(f.repeat.runs.max(1))).sum()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeConfig {
     pub name: String,

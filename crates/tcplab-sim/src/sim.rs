@@ -299,7 +299,7 @@ impl Sim {
         let found = router.routes(&requests, &mut routes);
         let mut next_request = 0;
         let mut flows = Vec::with_capacity(cfg.flows.len());
-        let total_conns: usize = cfg.flows.iter().map(|f| 2 * f.repeat.runs.max(1) as usize).sum();
+        let total_conns = 2 * cfg.connections() as usize;
         let mut conns = Vec::with_capacity(total_conns);
         let mut demux = vec![Demux::default(); n];
         for ((f, fc), ports) in cfg.flows.iter().enumerate().zip(all_ports) {

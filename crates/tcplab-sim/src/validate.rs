@@ -89,7 +89,7 @@ impl SimConfig {
             check_direction(&format!("{at}.ab"), &l.ab)?;
             check_direction(&format!("{at}.ba"), &l.ba)?;
         }
-        let conns: u64 = self.flows.iter().map(|f| f.repeat.runs.max(1) as u64).sum();
+        let conns = self.connections();
         if conns > MAX_FLOWS as u64 {
             return Err(format!(
                 "{conns} connections (flows times their repeat runs): at most {MAX_FLOWS} fit one run"
