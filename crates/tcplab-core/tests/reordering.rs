@@ -256,3 +256,63 @@ fn test_dsack_of_spurious_fast_retransmit_restores_cwnd_and_ssthresh() {
         );
     }
 }
+
+// ------------------------------------------------------------ RACK's reordering window
+
+/// Data segment indices sent since `from` (an index into `Sender::sent`).
+fn sent_since(s: &Sender, from: usize) -> Vec<u32> {
+    s.sent[from..].iter().filter(|g| g.payload_len > 0).map(|g| (g.seq.0 - ISS - 1) / MSS).collect()
+}
+
+#[test]
+fn test_dsack_after_reordering_widens_racks_window_by_one_step() {
+    // tcp_rack_update_reo_wnd: a D-SACK of a spurious retransmission, once
+    // reordering has been seen, adds min_rtt/4 to RACK's reordering
+    // window; the round trip is read from the ACK's rate sample
+    // (rs->prior_delivered). The handshake's 10 ms is min_rtt: one step is
+    // 2.5 ms, two are 5 ms. A hole sent 3.5 ms before a SACKed segment is
+    // lost under one step and not under two. net.ipv4.tcp_recovery's
+    // static bit (0x2) keeps one step: the control.
+    let at = |s: &mut Sender, us: u64| s.now = Instant::from_micros(us - 100);
+    let run = |tcp_recovery: u32| {
+        let cfg = TcpConfig { tcp_recovery, ..TcpConfig::default() };
+        let mut s = Sender::new(cfg, None, 400_000);
+        // Segments 0-9 left at 10 ms. Segment 8 arrives first, then 0-7:
+        // reordering seen, no retransmission.
+        at(&mut s, 30_000);
+        s.ack(0, &[(8, 9)], None);
+        at(&mut s, 30_100);
+        s.ack(9, &[], None);
+        assert_eq!(s.c.info().reord_seen, 1);
+        assert_eq!(s.c.info().total_retrans, 0);
+        // Segment 10 (sent at 30 ms) is SACKed at 50 ms: segment 9 (10 ms)
+        // is 20 ms older, lost, retransmitted.
+        at(&mut s, 50_000);
+        s.ack(9, &[(10, 11)], None);
+        assert_eq!(s.c.info().total_retrans, 1);
+        // The original was only late: the retransmission is D-SACKed.
+        at(&mut s, 50_100);
+        let first = s.sent.len();
+        s.ack(12, &[], Some((9, 10)));
+        let xs = sent_since(&s, first);
+        // 3.5 ms later an ACK sends more.
+        at(&mut s, 53_600);
+        let second = s.sent.len();
+        s.ack(13, &[], None);
+        let ys = sent_since(&s, second);
+        assert!(!xs.is_empty() && !ys.is_empty(), "sent at 50.1 ms {xs:?}, at 53.6 ms {ys:?}");
+        // Everything below the first segment sent at 50.1 ms arrives; then
+        // the first one sent at 53.6 ms is SACKed. (Separate ACKs: RACK's
+        // RTT is the last (S)ACKed segment's, and a cumulative ACK walks
+        // after the SACKs, as in tcp_ack.)
+        let (x, y) = (xs[0], ys[0]);
+        at(&mut s, 79_900);
+        s.ack(x, &[], None);
+        let before = s.c.info().total_retrans;
+        at(&mut s, 80_000);
+        s.ack(x, &[(y, y + 1)], None);
+        s.c.info().total_retrans - before
+    };
+    assert_eq!(run(0x1), 0, "two steps (5 ms): a 3.5 ms gap is reordering");
+    assert!(run(0x1 | 0x2) > 0, "static window, one step (2.5 ms): the 3.5 ms gap is loss");
+}

@@ -22,16 +22,12 @@ pub(super) struct SackState {
     pub last_sackt: Option<Instant>,
     pub flag: u32,
     pub sack_delivered: u32,
-    /// Rate sample: `tx.delivered` of the most recently sent segment this
-    /// ACK delivered (`rs->prior_delivered`), with its send time and end.
-    pub rs_prior_delivered: Option<u32>,
     /// 3.x: lowest packet index (from snd_una) newly (S)ACKed from inside
     /// a hole (`state.reord` / `reord` of tcp_update_reordering's callers).
     pub reord_pkts: u32,
-    rs_xmit: Instant,
-    rs_end_seq: SeqNum,
     /// `sack_state.rate`: this ACK's `struct rate_sample`, filled by
-    /// `tcp_rate_skb_delivered` for each (S)ACKed skb.
+    /// `tcp_rate_skb_delivered` for each (S)ACKed skb; RACK's reordering
+    /// window reads it too (`tcp_rack_update_reo_wnd`).
     pub rs: RateSample,
 }
 
@@ -43,24 +39,8 @@ impl SackState {
             last_sackt: None,
             flag: 0,
             sack_delivered: 0,
-            rs_prior_delivered: None,
             reord_pkts: u32::MAX,
-            rs_xmit: Instant::ZERO,
-            rs_end_seq: SeqNum(0),
             rs: RateSample::default(),
-        }
-    }
-
-    /// `tcp_rate_skb_delivered`, the part RACK needs: remember the most
-    /// recently sent delivered segment.
-    fn rate_skb_delivered(&mut self, xmit: Instant, end_seq: SeqNum, tx_delivered: u32) {
-        if self.rs_prior_delivered.is_none()
-            || xmit > self.rs_xmit
-            || (xmit == self.rs_xmit && end_seq.after(self.rs_end_seq))
-        {
-            self.rs_prior_delivered = Some(tx_delivered);
-            self.rs_xmit = xmit;
-            self.rs_end_seq = end_seq;
         }
     }
 }
@@ -161,7 +141,7 @@ impl Connection {
                 return Some(self.tcp_ack_v3_tail(now, ack, flag, pkts_acked, prior_delivered, ece));
             }
         }
-        self.rack_update_reo_wnd(sack.rs_prior_delivered);
+        self.rack_update_reo_wnd(sack.rs.prior_delivered);
         self.process_tlp_ack(ack, flag);
 
         if self.ack_is_dubious(flag) {
@@ -381,13 +361,9 @@ impl Connection {
                 // tcp_match_skb_to_sack's fragmentation: segments are
                 // MSS-sized and blocks are built from them).
                 if skb.seq.after_eq(start) {
-                    let (seq, end_seq, sacked, xmit, txd) =
-                        (skb.seq, skb.end_seq, skb.sacked, skb.xmit_time, skb.tx.delivered);
+                    let (seq, end_seq, sacked, xmit) = (skb.seq, skb.end_seq, skb.sacked, skb.xmit_time);
                     let new =
                         self.sacktag_one(&mut st, sacked, seq, end_seq, dup_sack, xmit, idx as u32, prior_fackets);
-                    if new & SACKED_ACKED != 0 && sacked & SACKED_ACKED == 0 {
-                        st.rate_skb_delivered(xmit, end_seq, txd);
-                    }
                     if let Some(s) = self.rtx.get_mut(idx) {
                         s.sacked = new;
                         // tcp_sacktag_walk: after tcp_sacktag_one, for each
@@ -649,7 +625,6 @@ impl Connection {
             if sacked & SACKED_ACKED != 0 {
                 self.scoreboard.sacked_out = self.scoreboard.sacked_out.saturating_sub(1);
             } else if self.negotiated.sack_ok {
-                sack.rate_skb_delivered(skb.xmit_time, skb.end_seq, skb.tx.delivered);
                 self.count_delivered(1, ece);
                 self.rack_advance(sacked, skb.end_seq, skb.xmit_time);
             }

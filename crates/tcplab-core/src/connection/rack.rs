@@ -178,9 +178,10 @@ impl Connection {
 
     /// `tcp_rack_update_reo_wnd`: widen reo_wnd by one step per round trip
     /// in which a D-SACK showed a spurious retransmission; shrink back
-    /// after TCP_RACK_RECOVERY_THRESH recoveries.
-    pub(super) fn rack_update_reo_wnd(&mut self, prior_delivered: Option<u32>) {
-        let Some(prior_delivered) = prior_delivered else { return };
+    /// after TCP_RACK_RECOVERY_THRESH recoveries. `prior_delivered` is the
+    /// ACK's rate sample's (`rs->prior_delivered`, 0 when it delivered
+    /// nothing): the round trip is measured in deliveries, as BBR's are.
+    pub(super) fn rack_update_reo_wnd(&mut self, prior_delivered: u32) {
         if self.cfg.tcp_recovery & TCP_RACK_STATIC_REO_WND != 0 || prior_delivered == 0 {
             return;
         }
