@@ -133,7 +133,9 @@ impl Scoreboard {
 
     /// `tcp_mark_skb_lost`: count the segment at `idx` lost (once), or a
     /// lost retransmission lost again (`TcpExtTCPLostRetransmit`); pull
-    /// `retransmit_skb_hint` back to it.
+    /// `retransmit_skb_hint` back to it. Both count in `tp->lost`
+    /// (`tcp_notify_skb_loss_event`): PRR's `newly_lost` and the rate
+    /// sample's losses see a retransmission lost again as a new loss.
     pub(super) fn mark_skb_lost(&mut self, rtx: &mut RtxQueue, idx: usize, mib: &mut Counters) {
         let Some(skb) = rtx.get_mut(idx) else { return };
         if skb.is(SACKED_ACKED) {
@@ -145,6 +147,7 @@ impl Scoreboard {
                 skb.sacked &= !SACKED_RETRANS;
                 self.retrans_out = self.retrans_out.saturating_sub(1);
                 mib.inc(Mib::TcpExtTCPLostRetransmit);
+                self.lost = self.lost.wrapping_add(1);
             }
         } else {
             skb.sacked |= LOST;
@@ -201,5 +204,39 @@ impl Scoreboard {
             }
             idx += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rate::SkbTxRate;
+    use crate::time::Instant;
+
+    #[test]
+    fn test_a_retransmission_lost_again_counts_in_tp_lost_once_more() {
+        // Two segments; the first is marked lost, retransmitted, and marked
+        // lost again (RACK or an RTO): tp->lost 1 → 2, lost_out stays 1,
+        // retrans_out back to 0. Marking it once more without a new
+        // retransmission counts nothing; a SACKed segment is never lost.
+        let mut q = RtxQueue::default();
+        for i in 0..2u32 {
+            let s = q.new_skb(SeqNum(i * 100), SeqNum(i * 100 + 100), false, false, Instant::ZERO, SkbTxRate::default());
+            q.push(s);
+        }
+        let (mut sb, mut mib) = (Scoreboard::new(SeqNum(0)), Counters::default());
+        sb.packets_out = 2;
+        sb.mark_skb_lost(&mut q, 0, &mut mib);
+        assert_eq!((sb.lost, sb.lost_out), (1, 1));
+        q.get_mut(0).unwrap().sacked |= SACKED_RETRANS;
+        sb.retrans_out = 1;
+        sb.mark_skb_lost(&mut q, 0, &mut mib);
+        assert_eq!((sb.lost, sb.lost_out, sb.retrans_out), (2, 1, 0));
+        assert_eq!(mib.get(Mib::TcpExtTCPLostRetransmit), 1);
+        sb.mark_skb_lost(&mut q, 0, &mut mib);
+        assert_eq!(sb.lost, 2);
+        q.get_mut(1).unwrap().sacked |= SACKED_ACKED;
+        sb.mark_skb_lost(&mut q, 1, &mut mib);
+        assert_eq!((sb.lost, sb.lost_out), (2, 1));
     }
 }
