@@ -71,6 +71,7 @@ pub(crate) use named_enum;
 #[cfg(test)]
 mod tests {
     use super::UnknownName;
+    use crate::cc::bbr::BbrMode;
     use crate::cc::cubic::CubicVersion;
     use crate::cc::dctcp::DctcpVersion;
     use crate::cc::hystart::HystartVersion;
@@ -120,6 +121,8 @@ mod tests {
         );
         round_trip(&[DctcpVersion::V4_17, DctcpVersion::Current], DctcpVersion::NAMES, DctcpVersion::as_str);
         round_trip(&[CcEra::V3_18, CcEra::V3_19, CcEra::V4_17, CcEra::Current], CcEra::NAMES, CcEra::as_str);
+        use BbrMode as M;
+        round_trip(&[M::Startup, M::Drain, M::ProbeBw, M::ProbeRtt], M::NAMES, M::as_str);
     }
 
     #[test]

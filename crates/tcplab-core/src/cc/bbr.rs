@@ -134,17 +134,13 @@ pub enum BbrMode {
     ProbeRtt = 3,
 }
 
-impl BbrMode {
-    /// The kernel's name (`BBR_STARTUP` … without the prefix).
-    pub fn name(self) -> &'static str {
-        match self {
-            BbrMode::Startup => "STARTUP",
-            BbrMode::Drain => "DRAIN",
-            BbrMode::ProbeBw => "PROBE_BW",
-            BbrMode::ProbeRtt => "PROBE_RTT",
-        }
-    }
-}
+// The kernel's names (`BBR_STARTUP` … without the prefix).
+crate::names::named_enum!(BbrMode {
+    Startup => "STARTUP",
+    Drain => "DRAIN",
+    ProbeBw => "PROBE_BW",
+    ProbeRtt => "PROBE_RTT",
+});
 
 /// `struct bbr`: the per-flow state. Public so that tests and traces can
 /// read and seed it; the hooks keep it consistent. Bitfields keep their

@@ -221,7 +221,8 @@ mod tests {
         // retransmission counts nothing; a SACKed segment is never lost.
         let mut q = RtxQueue::default();
         for i in 0..2u32 {
-            let s = q.new_skb(SeqNum(i * 100), SeqNum(i * 100 + 100), false, false, Instant::ZERO, SkbTxRate::default());
+            let s =
+                q.new_skb(SeqNum(i * 100), SeqNum(i * 100 + 100), false, false, Instant::ZERO, SkbTxRate::default());
             q.push(s);
         }
         let (mut sb, mut mib) = (Scoreboard::new(SeqNum(0)), Counters::default());
