@@ -40,6 +40,7 @@
 //! [`SKB_END`]: super::rtx_queue::SKB_END
 //! [`SKB_PSH`]: super::rtx_queue::SKB_PSH
 
+use super::receiver::TCP_MSS_DEFAULT;
 use super::Connection;
 use crate::rate::AppLimitedInput;
 use crate::time::Instant;
@@ -53,8 +54,6 @@ pub(super) const TCP_NAGLE_CORK: u8 = 2;
 /// `TCP_NAGLE_PUSH`: force out this time.
 pub(super) const TCP_NAGLE_PUSH: u8 = 4;
 
-/// `TCP_MSS_DEFAULT` (include/net/tcp.h).
-const TCP_MSS_DEFAULT: u32 = 536;
 /// `sk->sk_gso_max_size` for an IPv4 route over a device with the default
 /// `gso_max_size` (`GSO_LEGACY_MAX_SIZE` = 65536): `sk_dst_gso_max_size`
 /// subtracts `MAX_TCP_HEADER + 1` (x86-64: 320 + 1).
