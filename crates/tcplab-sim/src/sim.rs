@@ -61,6 +61,7 @@ use crate::routing::{host_ip, FlowKey, Router};
 use crate::trace::TraceSampler;
 use crate::validate::ConfigError;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use tcplab_core::time::{Duration, Instant};
 use tcplab_core::{Connection, Counters, TcpConfig, TcpInfo, TcpMetrics};
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum};
@@ -93,8 +94,10 @@ pub(crate) struct FlowRt {
     pub from: NodeId,
     pub to: NodeId,
     pub start: Instant,
-    pub client_cfg: TcpConfig,
-    pub server_cfg: TcpConfig,
+    /// Shared with the flow's connections, and with other flows of the
+    /// same configuration ([`shared_config`]).
+    pub client_cfg: Arc<TcpConfig>,
+    pub server_cfg: Arc<TcpConfig>,
     pub app: AppConfig,
     pub nodelay: bool,
     pub repeat: Repeat,
@@ -200,6 +203,17 @@ impl ConnRt {
     }
 }
 
+/// `cfg`, as one of `recent` if equal to it: flows a traffic generator
+/// made come in a row with the same configurations, and 100,000 copies
+/// would cost 170 bytes per connection end. Comparing with the previous
+/// flow's only keeps building linear in the number of flows.
+fn shared_config<'a>(cfg: &TcpConfig, recent: impl IntoIterator<Item = &'a Arc<TcpConfig>>) -> Arc<TcpConfig> {
+    match recent.into_iter().find(|r| r.as_ref() == cfg) {
+        Some(r) => Arc::clone(r),
+        None => Arc::new(cfg.clone()),
+    }
+}
+
 /// Why [`Sim::poll_segments`] stopped polling a connection.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Drained {
@@ -302,6 +316,7 @@ impl Sim {
         let total_conns = 2 * cfg.connections() as usize;
         let mut conns = Vec::with_capacity(total_conns);
         let mut demux = vec![Demux::default(); n];
+        let mut recent: [Option<Arc<TcpConfig>>; 2] = [None, None];
         for ((f, fc), ports) in cfg.flows.iter().enumerate().zip(all_ports) {
             let first_port = ports[0];
             let first_request = next_request;
@@ -339,8 +354,12 @@ impl Sim {
                 demux[fc.from].insert(fc.to, port, SERVER_PORT, c);
                 demux[fc.to].insert(fc.from, SERVER_PORT, port, c + 1);
             }
+            let client_cfg = shared_config(&fc.tcp, recent.iter().flatten());
+            let server_cfg =
+                shared_config(&fc.tcp_receiver, std::iter::once(&client_cfg).chain(recent.iter().flatten()));
+            recent = [Some(Arc::clone(&client_cfg)), Some(Arc::clone(&server_cfg))];
             // Run 0's server listens from time zero.
-            let mut server = Connection::server(&fc.tcp_receiver, SERVER_PORT, first_port, server_iss);
+            let mut server = Connection::server(Arc::clone(&server_cfg), SERVER_PORT, first_port, server_iss);
             server.set_nodelay(fc.nodelay);
             if dirs[snic as usize].fq.is_some() {
                 // SK_PACING_FQ, as sch_fq sets it (see flows.rs).
@@ -351,8 +370,8 @@ impl Sim {
                 from: fc.from,
                 to: fc.to,
                 start: Instant::ZERO + fc.start,
-                client_cfg: fc.tcp.clone(),
-                server_cfg: fc.tcp_receiver.clone(),
+                client_cfg,
+                server_cfg,
                 app: fc.app.clone(),
                 nodelay: fc.nodelay,
                 repeat: fc.repeat.clone(),
