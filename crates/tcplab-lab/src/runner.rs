@@ -149,9 +149,8 @@ pub fn run_with(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
     if let Some(r) = report.as_mut() {
         r(1.0);
     }
-    let result = sim.result();
+    let result = sim.into_result();
     let wall = started.elapsed();
-    drop(sim.clear_packet_tap());
     if let Some(t) = extras.trace_files {
         t.write(&result)?;
     }

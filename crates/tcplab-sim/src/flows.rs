@@ -54,7 +54,7 @@ impl Sim {
             if self.dirs[self.conns[s].nic as usize].fq.is_some() {
                 server.set_pacing_status_fq(true);
             }
-            self.conns[s].tcp = Some(server);
+            self.conns[s].tcp = Some(Box::new(server));
             client_iss
         };
         let cached = self.metrics.get(&(flow.from, flow.to)).copied();
@@ -66,7 +66,7 @@ impl Sim {
             // (fq_classify); HyStart's ACK-train test depends on it.
             client.set_pacing_status_fq(true);
         }
-        self.conns[c].tcp = Some(client);
+        self.conns[c].tcp = Some(Box::new(client));
         flow.runs.push(RunRt {
             start: now,
             client: ClientApp::new(&flow.app),

@@ -145,8 +145,10 @@ impl RunRt {
 /// One connection's runtime state; see [`FlowRt::conn_base`] for the
 /// layout.
 pub(crate) struct ConnRt {
-    /// `None` until the client's flow starts.
-    pub tcp: Option<Connection>,
+    /// `None` until the client's flow starts, and again once its run is
+    /// released. Boxed so that releasing gives its memory back (it is
+    /// most of a connection's).
+    pub tcp: Option<Box<Connection>>,
     pub flow: u32,
     pub run: u32,
     pub client: bool,
@@ -365,7 +367,7 @@ impl Sim {
                 // SK_PACING_FQ, as sch_fq sets it (see flows.rs).
                 server.set_pacing_status_fq(true);
             }
-            conns[conn_base as usize + 1].tcp = Some(server);
+            conns[conn_base as usize + 1].tcp = Some(Box::new(server));
             flows.push(FlowRt {
                 from: fc.from,
                 to: fc.to,
