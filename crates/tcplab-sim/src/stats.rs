@@ -12,6 +12,9 @@
 //! - Link utilization: serializer busy time over elapsed time, the packet
 //!   in service counted up to now.
 
+use crate::event::EventQueue;
+use crate::packet::PacketArena;
+use crate::ready::ReadyLinks;
 use crate::result::{FlowResult, LinkResult, RunResult, RunSummary};
 use crate::sim::Sim;
 use tcplab_core::time::{Duration, Instant};
@@ -45,6 +48,15 @@ impl Sim {
     /// (the result is about 1.6 KB per flow, a sixth of an idle flow's
     /// memory at the peak).
     pub fn into_result(mut self) -> RunResult {
+        // What the result does not read goes first, making room for it:
+        // the event list alone is 260 bytes per flow, and the packets
+        // queued at the end are many in a busy run.
+        self.events = EventQueue::with_capacity(0);
+        self.packets = PacketArena::with_capacity(0);
+        self.demux = Vec::new();
+        self.routes = Vec::new();
+        self.ready_links = ReadyLinks::default();
+        drop(self.clear_packet_tap());
         let mut flows = Vec::with_capacity(self.flows.len());
         for f in 0..self.flows.len() {
             flows.push(self.flow_result(f));
