@@ -284,7 +284,8 @@ pub struct Connection {
     ce_state: bool,
     prior_rcv_nxt: SeqNum,
     prior_state_ack: Option<(SeqNum, bool)>,
-    rst_pending: Option<SegmentRepr>,
+    /// Boxed: rarely set, and 64 bytes more in every connection inline.
+    rst_pending: Option<Box<SegmentRepr>>,
 
     bytes_acked: u64,
     data_segs_out: u32,
@@ -820,7 +821,7 @@ impl Connection {
             rst.ack = seg.seq + seg.seq_len();
             rst.flags = TcpFlags::RST | TcpFlags::ACK;
         }
-        self.rst_pending = Some(rst);
+        self.rst_pending = Some(Box::new(rst));
         self.tp.mib.inc(Mib::TcpOutRsts);
     }
 
