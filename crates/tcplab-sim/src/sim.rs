@@ -94,8 +94,8 @@ pub(crate) struct FlowRt {
     pub from: NodeId,
     pub to: NodeId,
     pub start: Instant,
-    /// Shared with the flow's connections, and with other flows of the
-    /// same configuration ([`shared_config`]).
+    /// The flow's [`FlowConfig::tcp`](crate::config::FlowConfig::tcp)
+    /// and `tcp_receiver`, shared with its connections.
     pub client_cfg: Arc<TcpConfig>,
     pub server_cfg: Arc<TcpConfig>,
     pub app: AppConfig,
@@ -205,17 +205,6 @@ impl ConnRt {
     }
 }
 
-/// `cfg`, as one of `recent` if equal to it: flows a traffic generator
-/// made come in a row with the same configurations, and 100,000 copies
-/// would cost 170 bytes per connection end. Comparing with the previous
-/// flow's only keeps building linear in the number of flows.
-fn shared_config<'a>(cfg: &TcpConfig, recent: impl IntoIterator<Item = &'a Arc<TcpConfig>>) -> Arc<TcpConfig> {
-    match recent.into_iter().find(|r| r.as_ref() == cfg) {
-        Some(r) => Arc::clone(r),
-        None => Arc::new(cfg.clone()),
-    }
-}
-
 /// Why [`Sim::poll_segments`] stopped polling a connection.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Drained {
@@ -318,7 +307,6 @@ impl Sim {
         let total_conns = 2 * cfg.connections() as usize;
         let mut conns = Vec::with_capacity(total_conns);
         let mut demux = vec![Demux::default(); n];
-        let mut recent: [Option<Arc<TcpConfig>>; 2] = [None, None];
         for ((f, fc), ports) in cfg.flows.iter().enumerate().zip(all_ports) {
             let first_port = ports[0];
             let first_request = next_request;
@@ -356,10 +344,7 @@ impl Sim {
                 demux[fc.from].insert(fc.to, port, SERVER_PORT, c);
                 demux[fc.to].insert(fc.from, SERVER_PORT, port, c + 1);
             }
-            let client_cfg = shared_config(&fc.tcp, recent.iter().flatten());
-            let server_cfg =
-                shared_config(&fc.tcp_receiver, std::iter::once(&client_cfg).chain(recent.iter().flatten()));
-            recent = [Some(Arc::clone(&client_cfg)), Some(Arc::clone(&server_cfg))];
+            let (client_cfg, server_cfg) = (Arc::clone(&fc.tcp), Arc::clone(&fc.tcp_receiver));
             // Run 0's server listens from time zero.
             let mut server = Connection::server(Arc::clone(&server_cfg), SERVER_PORT, first_port, server_iss);
             server.set_nodelay(fc.nodelay);
