@@ -54,7 +54,7 @@ fn drain(c: &mut Connection, now: Instant) -> Vec<SegmentRepr> {
 /// SYN at 1 ms, SYN-ACK back at 101 ms (RTT 100 ms), then `bytes` written
 /// at 101 ms. Returns the connection and the data segments sent then.
 fn established(cc: &str, bytes: u64) -> (Connection, Vec<SegmentRepr>) {
-    let mut c = Connection::client(&config(cc), CPORT, SPORT, SeqNum(ISS), us(1_000));
+    let mut c = Connection::client(config(cc), CPORT, SPORT, SeqNum(ISS), us(1_000));
     let syn = drain(&mut c, us(1_000));
     assert!(syn[0].flags.syn());
     let synack = SegmentRepr {

@@ -277,14 +277,14 @@ fn test_metrics_cache_carries_ssthresh_and_rtt_to_next_connection() {
 
     // The next connection starts with the cached ssthresh.
     let mut q = Pair::new(&cfg, &cfg, Duration::from_millis(10));
-    q.client = Connection::client_with_metrics(&cfg, 40000, 80, SeqNum(1_000_000), Instant::ZERO, Some(&m));
+    q.client = Connection::client_with_metrics(cfg.clone(), 40000, 80, SeqNum(1_000_000), Instant::ZERO, Some(&m));
     assert!(q.drive_until(100, |q| q.client.state() == TcpState::Established));
     assert_eq!(q.client.info().snd_ssthresh, m.ssthresh);
 
     // Current Linux (tcp_no_ssthresh_metrics_save = 1) does not reuse it.
     let cur = TcpConfig::default();
     let mut r = Pair::new(&cur, &cur, Duration::from_millis(10));
-    r.client = Connection::client_with_metrics(&cur, 40000, 80, SeqNum(1_000_000), Instant::ZERO, Some(&m));
+    r.client = Connection::client_with_metrics(cur.clone(), 40000, 80, SeqNum(1_000_000), Instant::ZERO, Some(&m));
     assert!(r.drive_until(100, |r| r.client.state() == TcpState::Established));
     assert_eq!(r.client.info().snd_ssthresh, 0x7fff_ffff);
 }

@@ -22,7 +22,7 @@ impl Sender {
     fn new(mut cfg: TcpConfig, cached: Option<TcpMetrics>, bytes: u64) -> Sender {
         cfg.tcp_timestamps = false;
         let now = Instant::ZERO;
-        let mut c = Connection::client_with_metrics(&cfg, 40000, 80, SeqNum(ISS), now, cached.as_ref());
+        let mut c = Connection::client_with_metrics(cfg.clone(), 40000, 80, SeqNum(ISS), now, cached.as_ref());
         let syn = c.poll_transmit(now).expect("SYN");
         assert!(syn.flags.syn());
         let mut s = Sender { now, c, sent: vec![] };

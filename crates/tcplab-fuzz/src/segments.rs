@@ -210,8 +210,8 @@ pub fn run(input: &Input) {
     let now = Instant::ZERO;
     let mut net = Net {
         now,
-        client: Connection::client(&cfg, 40000, 80, SeqNum(1_000_000), now),
-        server: Connection::server(&cfg, 80, 40000, SeqNum(5_000_000)),
+        client: Connection::client(cfg.clone(), 40000, 80, SeqNum(1_000_000), now),
+        server: Connection::server(cfg.clone(), 80, 40000, SeqNum(5_000_000)),
         queues: [VecDeque::new(), VecDeque::new()],
         last: [None, None],
     };

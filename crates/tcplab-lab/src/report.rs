@@ -232,9 +232,11 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
 }
 
 impl RunReport {
+    /// The report of `out`, a run of `sc`: the flows' hosts and the seed
+    /// are the scenario's.
     pub fn new(sc: &Scenario, out: &Outcome) -> RunReport {
         let r = &out.result;
-        let cfg = &out.config;
+        let cfg = &sc.sim;
         let node_name = |i: usize| cfg.nodes.get(i).map_or_else(String::new, |n| n.name.clone());
         let by_id: std::collections::HashMap<&str, &tcplab_sim::config::FlowConfig> =
             cfg.flows.iter().map(|c| (c.id.as_str(), c)).collect();

@@ -20,6 +20,7 @@ use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::outputs::Outputs;
 use crate::schema::Scenario;
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -34,8 +35,6 @@ pub struct Outcome {
     pub result: RunResult,
     /// Wall-clock time of the simulation alone (not parsing or output).
     pub wall: std::time::Duration,
-    /// The configuration that ran (with tracing as the run needed it).
-    pub config: SimConfig,
     /// `model`, or the kernel that ran it (`linux-6.12.117`).
     pub backend: String,
 }
@@ -64,20 +63,26 @@ pub struct Extras<'a> {
 
 /// Runs `sc` once with `extras`.
 pub fn run_with(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
-    let mut cfg = sc.sim.clone();
     // A scenario that sets run.trace_interval keeps its traces (metrics
     // such as ca_share and reordering_mean read them).
     let need_trace = extras.keep_trace
         || extras.trace_files.is_some()
         || sc.goodput_window.is_some()
         || sc.sim.trace_interval.is_some();
-    cfg.trace_interval = if need_trace { Some(sc.trace_interval_or_default()) } else { None };
+    let trace_interval = need_trace.then(|| sc.trace_interval_or_default());
+    // The scenario's own configuration unless tracing changes it: a copy
+    // would stay alive through the whole run (about 0.5 KB per flow).
+    let cfg: Cow<'_, SimConfig> = if sc.sim.trace_interval == trace_interval {
+        Cow::Borrowed(&sc.sim)
+    } else {
+        Cow::Owned(SimConfig { trace_interval, ..sc.sim.clone() })
+    };
     if let Backend::Linux(k) = &extras.backend {
         if extras.tap.is_some() {
             return Err(Error::at("--pcap", "packet capture is available on the model backend only"));
         }
         let mut sc = sc.clone();
-        sc.sim.trace_interval = cfg.trace_interval;
+        sc.sim.trace_interval = trace_interval;
         let run = crate::backend::run_linux(k, &sc)?;
         if let Some(report) = extras.progress {
             report(1.0);
@@ -85,7 +90,7 @@ pub fn run_with(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
         if let Some(t) = extras.trace_files {
             t.write(&run.result)?;
         }
-        return Ok(Outcome { result: run.result, wall: run.wall, config: cfg, backend: run.backend });
+        return Ok(Outcome { result: run.result, wall: run.wall, backend: run.backend });
     }
     if let Some(i) = sc.sim.nodes.iter().position(|n| n.offloads) {
         return Err(Error {
@@ -144,13 +149,12 @@ pub fn run_with(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
     if let Some(r) = report.as_mut() {
         r(1.0);
     }
-    let result = sim.result();
+    let result = sim.into_result();
     let wall = started.elapsed();
-    drop(sim.clear_packet_tap());
     if let Some(t) = extras.trace_files {
         t.write(&result)?;
     }
-    Ok(Outcome { result, wall, config: cfg, backend: "model".into() })
+    Ok(Outcome { result, wall, backend: "model".into() })
 }
 
 /// Packets per wall-clock second assumed when estimating how long a model

@@ -12,6 +12,7 @@ use crate::field::{join, F, T};
 use crate::tree::{Node, Origin, Source, Tree, Value};
 use crate::units;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use tcplab_core::cc::CcConfig;
 use tcplab_core::config::PRESETS;
 use tcplab_core::knobs::{self, IntUnit, Kind, KnobSpec};
@@ -219,7 +220,7 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
     for (i, fl) in flows.iter().enumerate() {
         let path = format!("flow[{i}]");
         let f = F { src, node: fl, path: &path };
-        let flow = flow_config(f, duration, hosts, tcp_defaults.as_ref())?;
+        let mut flow = flow_config(f, duration, hosts, tcp_defaults.as_ref())?;
         if !flow_ids.insert(flow.id.clone()) {
             return Err(f.table("a table")?.err_at("id", format!("duplicate flow id {:?}", flow.id)));
         }
@@ -241,6 +242,7 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
                 ),
             ));
         }
+        flow.share_tcp(flow_cfgs.last());
         flow_cfgs.push(flow);
     }
 
@@ -469,6 +471,7 @@ fn flow_config(f: F<'_>, duration: Duration, hosts: Hosts<'_>, tcp_defaults: Opt
     }
     let tcp = build_tcp(tcp_defaults, tcp_t.as_ref(), cc.as_ref())?;
     let tcp_receiver = build_tcp(tcp_defaults, rcv_t.as_ref(), cc.as_ref())?;
+    let (tcp, tcp_receiver) = (Arc::new(tcp), Arc::new(tcp_receiver));
     Ok(FlowConfig { id, from, to, start, tcp, tcp_receiver, app, nodelay, repeat })
 }
 

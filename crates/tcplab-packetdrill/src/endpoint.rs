@@ -114,7 +114,7 @@ pub struct CoreFactory;
 
 impl EndpointFactory for CoreFactory {
     fn server(&mut self, cfg: &TcpConfig, local_port: u16, remote_port: u16, iss: SeqNum) -> Box<dyn Endpoint> {
-        Box::new(Connection::server(cfg, local_port, remote_port, iss))
+        Box::new(Connection::server(cfg.clone(), local_port, remote_port, iss))
     }
     fn client(
         &mut self,
@@ -124,6 +124,6 @@ impl EndpointFactory for CoreFactory {
         iss: SeqNum,
         now: Instant,
     ) -> Box<dyn Endpoint> {
-        Box::new(Connection::client(cfg, local_port, remote_port, iss, now))
+        Box::new(Connection::client(cfg.clone(), local_port, remote_port, iss, now))
     }
 }

@@ -29,6 +29,7 @@ use crate::app::{ClientApp, ServerApp};
 use crate::config::NodeId;
 use crate::host::SERVER_PORT;
 use crate::sim::{Event, RunRt, Sim};
+use std::sync::Arc;
 use tcplab_core::{Connection, Counters, TcpMetrics, TcpState};
 use tcplab_wire::SeqNum;
 
@@ -48,24 +49,24 @@ impl Sim {
         } else {
             let client_iss = SeqNum(flow.rng.next_u32());
             let server_iss = SeqNum(flow.rng.next_u32());
-            let mut server = Connection::server(&flow.server_cfg, SERVER_PORT, port, server_iss);
+            let mut server = Connection::server(Arc::clone(&flow.server_cfg), SERVER_PORT, port, server_iss);
             server.set_nodelay(flow.nodelay);
             if self.dirs[self.conns[s].nic as usize].fq.is_some() {
                 server.set_pacing_status_fq(true);
             }
-            self.conns[s].tcp = Some(server);
+            self.conns[s].tcp = Some(Box::new(server));
             client_iss
         };
         let cached = self.metrics.get(&(flow.from, flow.to)).copied();
         let mut client =
-            Connection::client_with_metrics(&flow.client_cfg, port, SERVER_PORT, iss, now, cached.as_ref());
+            Connection::client_with_metrics(Arc::clone(&flow.client_cfg), port, SERVER_PORT, iss, now, cached.as_ref());
         client.set_nodelay(flow.nodelay);
         if self.dirs[self.conns[c].nic as usize].fq.is_some() {
             // sch_fq sets SK_PACING_FQ on the socket's first packet
             // (fq_classify); HyStart's ACK-train test depends on it.
             client.set_pacing_status_fq(true);
         }
-        self.conns[c].tcp = Some(client);
+        self.conns[c].tcp = Some(Box::new(client));
         flow.runs.push(RunRt {
             start: now,
             client: ClientApp::new(&flow.app),

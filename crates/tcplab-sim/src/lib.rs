@@ -63,5 +63,5 @@ pub use validate::{ConfigError, FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MIN_MTU
 pub fn run(cfg: &SimConfig) -> Result<RunResult, ConfigError> {
     let mut sim = Sim::new(cfg)?;
     sim.run_to_end();
-    Ok(sim.result())
+    Ok(sim.into_result())
 }

@@ -61,6 +61,7 @@ use crate::routing::{host_ip, FlowKey, Router};
 use crate::trace::TraceSampler;
 use crate::validate::ConfigError;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use tcplab_core::time::{Duration, Instant};
 use tcplab_core::{Connection, Counters, TcpConfig, TcpInfo, TcpMetrics};
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum};
@@ -93,8 +94,10 @@ pub(crate) struct FlowRt {
     pub from: NodeId,
     pub to: NodeId,
     pub start: Instant,
-    pub client_cfg: TcpConfig,
-    pub server_cfg: TcpConfig,
+    /// The flow's [`FlowConfig::tcp`](crate::config::FlowConfig::tcp)
+    /// and `tcp_receiver`, shared with its connections.
+    pub client_cfg: Arc<TcpConfig>,
+    pub server_cfg: Arc<TcpConfig>,
     pub app: AppConfig,
     pub nodelay: bool,
     pub repeat: Repeat,
@@ -142,8 +145,10 @@ impl RunRt {
 /// One connection's runtime state; see [`FlowRt::conn_base`] for the
 /// layout.
 pub(crate) struct ConnRt {
-    /// `None` until the client's flow starts.
-    pub tcp: Option<Connection>,
+    /// `None` until the client's flow starts, and again once its run is
+    /// released. Boxed so that releasing gives its memory back (it is
+    /// most of a connection's).
+    pub tcp: Option<Box<Connection>>,
     pub flow: u32,
     pub run: u32,
     pub client: bool,
@@ -339,20 +344,21 @@ impl Sim {
                 demux[fc.from].insert(fc.to, port, SERVER_PORT, c);
                 demux[fc.to].insert(fc.from, SERVER_PORT, port, c + 1);
             }
+            let (client_cfg, server_cfg) = (Arc::clone(&fc.tcp), Arc::clone(&fc.tcp_receiver));
             // Run 0's server listens from time zero.
-            let mut server = Connection::server(&fc.tcp_receiver, SERVER_PORT, first_port, server_iss);
+            let mut server = Connection::server(Arc::clone(&server_cfg), SERVER_PORT, first_port, server_iss);
             server.set_nodelay(fc.nodelay);
             if dirs[snic as usize].fq.is_some() {
                 // SK_PACING_FQ, as sch_fq sets it (see flows.rs).
                 server.set_pacing_status_fq(true);
             }
-            conns[conn_base as usize + 1].tcp = Some(server);
+            conns[conn_base as usize + 1].tcp = Some(Box::new(server));
             flows.push(FlowRt {
                 from: fc.from,
                 to: fc.to,
                 start: Instant::ZERO + fc.start,
-                client_cfg: fc.tcp.clone(),
-                server_cfg: fc.tcp_receiver.clone(),
+                client_cfg,
+                server_cfg,
                 app: fc.app.clone(),
                 nodelay: fc.nodelay,
                 repeat: fc.repeat.clone(),

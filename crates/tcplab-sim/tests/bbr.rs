@@ -5,6 +5,7 @@
 
 mod common;
 use common::*;
+use std::sync::Arc;
 use tcplab_core::cc::CcConfig;
 use tcplab_core::time::Duration;
 use tcplab_sim::config::*;
@@ -14,8 +15,8 @@ const BDP: u64 = 250_000;
 
 fn flow(id: &str, cc: &str) -> FlowConfig {
     let mut f = bulk_flow(id, 0, 2, None);
-    f.tcp.congestion_control = CcConfig::from_name(cc).unwrap();
-    f.tcp_receiver.congestion_control = CcConfig::from_name(cc).unwrap();
+    Arc::make_mut(&mut f.tcp).congestion_control = CcConfig::from_name(cc).unwrap();
+    Arc::make_mut(&mut f.tcp_receiver).congestion_control = CcConfig::from_name(cc).unwrap();
     f
 }
 

@@ -86,8 +86,8 @@ fn test_metrics_cache_carries_rtt_between_runs() {
 #[test]
 fn test_no_metrics_save_leaves_the_cache_empty() {
     let mut f = repeated(2, Duration::ZERO, 200_000);
-    f.tcp.tcp_no_metrics_save = true;
-    f.tcp_receiver.tcp_no_metrics_save = true;
+    Arc::make_mut(&mut f.tcp).tcp_no_metrics_save = true;
+    Arc::make_mut(&mut f.tcp_receiver).tcp_no_metrics_save = true;
     let r = tcplab_sim::run(&dumbbell(vec![f])).unwrap();
     let runs = &r.flows[0].runs;
     assert_eq!(runs.len(), 2);

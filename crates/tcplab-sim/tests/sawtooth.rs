@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use std::sync::Arc;
 use tcplab_core::cc::CcConfig;
 use tcplab_core::time::Duration;
 use tcplab_core::CaState;
@@ -12,7 +13,7 @@ use tcplab_sim::config::*;
 #[test]
 fn test_reno_sawtooth_halves_and_period_matches_theory() {
     let mut f = bulk_flow("reno", 0, 2, None);
-    f.tcp.congestion_control = CcConfig::from_name("reno").unwrap();
+    Arc::make_mut(&mut f.tcp).congestion_control = CcConfig::from_name("reno").unwrap();
     let mut cfg = config(
         vec![host("a"), switch("s"), host("b")],
         vec![

@@ -106,8 +106,8 @@ fn test_dctcp_sees_ce_marks_and_no_drops() {
     let mut f = bulk_flow("f", 0, 2, None);
     // DCTCP sends ECT SYNs, which Linux accepts only when the listener's
     // congestion control needs ECN too (tcp_ecn_create_request).
-    f.tcp.congestion_control = CcConfig::from_name("dctcp").unwrap();
-    f.tcp_receiver.congestion_control = CcConfig::from_name("dctcp").unwrap();
+    Arc::make_mut(&mut f.tcp).congestion_control = CcConfig::from_name("dctcp").unwrap();
+    Arc::make_mut(&mut f.tcp_receiver).congestion_control = CcConfig::from_name("dctcp").unwrap();
     let mut cfg = dumbbell(vec![f]);
     cfg.links[1].ab.queue = QueueConfig { limit: Limit::Packets(100), ecn_threshold: Some(Limit::Packets(20)) };
     let r = tcplab_sim::run(&cfg).unwrap();

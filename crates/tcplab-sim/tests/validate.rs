@@ -3,6 +3,7 @@
 mod common;
 use common::*;
 use proptest::prelude::*;
+use std::sync::Arc;
 use tcplab_core::time::{Duration, Instant};
 use tcplab_sim::config::*;
 use tcplab_sim::Sim;
@@ -88,7 +89,7 @@ fn test_invalid_configs_are_rejected_with_field_paths() {
     assert!(err(&c).contains("trace_interval"));
 
     let mut c = good();
-    c.flows[0].tcp.mtu = 20;
+    Arc::make_mut(&mut c.flows[0].tcp).mtu = 20;
     assert!(err(&c).contains("mtu"));
 }
 

@@ -74,6 +74,7 @@ use rack::Rack;
 use receiver::Receiver;
 use rtx_queue::RtxQueue;
 use scoreboard::Scoreboard;
+use std::sync::Arc;
 use tcplab_wire::{SegmentRepr, SeqNum, TcpFlags};
 use timer::{Timer, TimerTable};
 use undo::Undo;
@@ -175,7 +176,9 @@ enum Rexmit {
 
 /// One TCP endpoint. See the module docs for the calling protocol.
 pub struct Connection {
-    cfg: TcpConfig,
+    /// Shared, never changed: the simulator's many connections of one
+    /// configuration hold one copy.
+    cfg: Arc<TcpConfig>,
     state: TcpState,
     local_port: u16,
     remote_port: u16,
@@ -281,7 +284,8 @@ pub struct Connection {
     ce_state: bool,
     prior_rcv_nxt: SeqNum,
     prior_state_ack: Option<(SeqNum, bool)>,
-    rst_pending: Option<SegmentRepr>,
+    /// Boxed: rarely set, and 64 bytes more in every connection inline.
+    rst_pending: Option<Box<SegmentRepr>>,
 
     bytes_acked: u64,
     data_segs_out: u32,
@@ -312,7 +316,7 @@ pub struct Connection {
 }
 
 impl Connection {
-    fn new(cfg: &TcpConfig, local_port: u16, remote_port: u16, iss: SeqNum, state: TcpState) -> Connection {
+    fn new(cfg: Arc<TcpConfig>, local_port: u16, remote_port: u16, iss: SeqNum, state: TcpState) -> Connection {
         let tp = CaCtx {
             snd_cwnd: cfg.initcwnd.max(1),
             hz: cfg.hz,
@@ -326,7 +330,7 @@ impl Connection {
         let seed = u64::from(iss.0) | u64::from(local_port) << 32 | u64::from(remote_port) << 48;
         let cc = ca::CongestionControl::new(&cfg.congestion_control, seed);
         Connection {
-            cfg: cfg.clone(),
+            cfg: Arc::clone(&cfg),
             state,
             local_port,
             remote_port,
@@ -374,7 +378,7 @@ impl Connection {
             icsk_retransmits: 0,
             rcv_tsecr: None,
             timers: TimerTable::default(),
-            rcv: Receiver::new(cfg),
+            rcv: Receiver::new(&cfg),
             syn_pending: false,
             ack_pending: false,
             probe_pending: false,
@@ -402,12 +406,18 @@ impl Connection {
 
     /// Active open (`tcp_v4_connect` → `tcp_connect`): the SYN is ready for
     /// [`poll_transmit`](Self::poll_transmit).
-    pub fn client(cfg: &TcpConfig, local_port: u16, remote_port: u16, iss: SeqNum, now: Instant) -> Connection {
-        let mut c = Connection::new(cfg, local_port, remote_port, iss, TcpState::SynSent);
+    pub fn client(
+        cfg: impl Into<Arc<TcpConfig>>,
+        local_port: u16,
+        remote_port: u16,
+        iss: SeqNum,
+        now: Instant,
+    ) -> Connection {
+        let mut c = Connection::new(cfg.into(), local_port, remote_port, iss, TcpState::SynSent);
         c.tp.now = now;
         // tcp_ecn_send_syn: ask for ECN when the sysctl says so or the
         // congestion control needs it.
-        c.ecn_requested = cfg.tcp_ecn == 1 || c.cc.needs_ecn();
+        c.ecn_requested = c.cfg.tcp_ecn == 1 || c.cc.needs_ecn();
         c.syn_pending = true;
         c.tp.mib.inc(Mib::TcpActiveOpens);
         c
@@ -416,7 +426,7 @@ impl Connection {
     /// Active open that starts from the destination's cached metrics
     /// (`tcp_init_metrics` at the end of the handshake).
     pub fn client_with_metrics(
-        cfg: &TcpConfig,
+        cfg: impl Into<Arc<TcpConfig>>,
         local_port: u16,
         remote_port: u16,
         iss: SeqNum,
@@ -429,8 +439,8 @@ impl Connection {
     }
 
     /// Passive open for one expected peer: LISTEN until its SYN arrives.
-    pub fn server(cfg: &TcpConfig, local_port: u16, remote_port: u16, iss: SeqNum) -> Connection {
-        Connection::new(cfg, local_port, remote_port, iss, TcpState::Listen)
+    pub fn server(cfg: impl Into<Arc<TcpConfig>>, local_port: u16, remote_port: u16, iss: SeqNum) -> Connection {
+        Connection::new(cfg.into(), local_port, remote_port, iss, TcpState::Listen)
     }
 
     // ------------------------------------------------------------------
@@ -811,7 +821,7 @@ impl Connection {
             rst.ack = seg.seq + seg.seq_len();
             rst.flags = TcpFlags::RST | TcpFlags::ACK;
         }
-        self.rst_pending = Some(rst);
+        self.rst_pending = Some(Box::new(rst));
         self.tp.mib.inc(Mib::TcpOutRsts);
     }
 

@@ -62,7 +62,7 @@ impl Connection {
     fn next_segment(&mut self, now: Instant) -> Option<SegmentRepr> {
         self.set_now(now);
         if let Some(rst) = self.rst_pending.take() {
-            return Some(rst);
+            return Some(*rst);
         }
         if self.syn_pending {
             self.syn_pending = false;

@@ -243,6 +243,13 @@ impl RtxQueue {
     pub fn push(&mut self, skb: Skb) {
         debug_assert_eq!(skb.id, self.next_id);
         self.next_id += 1;
+        if self.q.capacity() == 0 {
+            // Room for one segment first, not the four a first push_back
+            // would reserve: a connection that stays idle after its SYN or
+            // a one-segment request keeps this buffer for its lifetime.
+            // Growth from here doubles as usual (once per connection).
+            self.q.reserve_exact(1);
+        }
         self.q.push_back(skb);
         self.tsorted_move_tail(self.q.len() - 1);
     }

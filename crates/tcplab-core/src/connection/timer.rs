@@ -51,28 +51,32 @@ impl Timer {
     }
 }
 
+/// Deadlines by kind and a bit per armed one: half the size of seven
+/// `Option<Instant>`s, in every connection. (No deadline value can mean
+/// "unarmed": time saturates at `Instant::MAX`.)
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TimerTable {
-    data: [Option<Instant>; 7],
+    at: [Instant; 7],
+    armed: u8,
 }
 
 impl TimerTable {
     #[inline]
     pub fn stop(&mut self, t: Timer) {
-        self.data[t as usize] = None;
+        self.armed &= !(1 << t as u8);
     }
     #[inline]
     pub fn get(&self, t: Timer) -> Option<Instant> {
-        self.data[t as usize]
+        self.is_set(t).then_some(self.at[t as usize])
     }
     #[inline]
     pub fn is_set(&self, t: Timer) -> bool {
-        self.data[t as usize].is_some()
+        self.armed & 1 << t as u8 != 0
     }
     /// Earliest deadline of any timer.
     #[inline]
     pub fn next(&self) -> Option<Instant> {
-        self.data.iter().flatten().min().copied()
+        self.at.iter().enumerate().filter(|&(i, _)| self.armed & 1 << i != 0).map(|(_, &at)| at).min()
     }
     /// Arms one of the timers with a slot of its own: the receiver's ACK
     /// timers (`icsk_delack_timer`, `compressed_ack_timer`) and the
@@ -80,7 +84,8 @@ impl TimerTable {
     #[inline]
     pub fn set(&mut self, t: Timer, at: Instant) {
         debug_assert!(!t.is_xmit(), "xmit timers go through set_xmit");
-        self.data[t as usize] = Some(at);
+        self.at[t as usize] = at;
+        self.armed |= 1 << t as u8;
     }
     /// Linux keeps RETRANS, PROBE0, LOSS_PROBE and REO_TIMEOUT in one
     /// `icsk_pending` slot: arming one disarms the others.
@@ -88,7 +93,8 @@ impl TimerTable {
     pub fn set_xmit(&mut self, t: Timer, at: Instant) {
         debug_assert!(t.is_xmit());
         self.clear();
-        self.data[t as usize] = Some(at);
+        self.at[t as usize] = at;
+        self.armed |= 1 << t as u8;
     }
     /// `icsk_pending`: which xmit timer is armed.
     pub fn pending(&self) -> Option<Timer> {

@@ -82,8 +82,8 @@ impl Pair {
         let now = Instant::ZERO;
         Pair {
             now,
-            client: Connection::client(client_cfg, 40000, 80, SeqNum(1_000_000), now),
-            server: Connection::server(server_cfg, 80, 40000, SeqNum(5_000_000)),
+            client: Connection::client(client_cfg.clone(), 40000, 80, SeqNum(1_000_000), now),
+            server: Connection::server(server_cfg.clone(), 80, 40000, SeqNum(5_000_000)),
             delay,
             ns_per_byte: 0,
             busy_until: [now; 2],
