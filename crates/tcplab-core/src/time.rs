@@ -60,7 +60,14 @@ impl Instant {
     /// exercised five minutes into a run, as on a freshly booted kernel.
     #[inline]
     pub fn jiffies32(self, hz: u32) -> u32 {
-        let ticks = (self.0 as u128 * hz as u128 / 1_000_000_000) as u64;
+        // Called on every segment in and out (`set_now`): the product fits
+        // in u64 for the first 5 hours at HZ=1000, and then a u64 division
+        // (a multiply by the reciprocal) replaces the u128 one (a
+        // `__udivti3` call); same quotient either way.
+        let ticks = match self.0.checked_mul(u64::from(hz)) {
+            Some(p) => p / 1_000_000_000,
+            None => (self.0 as u128 * hz as u128 / 1_000_000_000) as u64,
+        };
         let initial = (-300i64 * hz as i64) as u32;
         initial.wrapping_add(ticks as u32)
     }
