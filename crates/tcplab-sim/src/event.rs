@@ -43,16 +43,16 @@ pub struct EventQueue<E> {
 
 #[derive(Clone, Copy, Debug)]
 struct Entry<E> {
-    time: u64,
-    seq: u64,
+    /// `time << 64 | seq`: `(time, seq)` as one integer, the same order,
+    /// one comparison.
+    key: u128,
     ev: E,
 }
 
 impl<E> Entry<E> {
-    /// `(time, seq)` as one integer: the same order, one comparison.
     #[inline(always)]
-    fn key(&self) -> u128 {
-        (u128::from(self.time) << 64) | u128::from(self.seq)
+    fn time(&self) -> u64 {
+        (self.key >> 64) as u64
     }
 }
 
@@ -68,20 +68,20 @@ impl<E: Copy> EventQueue<E> {
     pub fn push(&mut self, time: Instant, ev: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let e = Entry { time: time.as_nanos(), seq, ev };
+        let e = Entry { key: (u128::from(time.as_nanos()) << 64) | u128::from(seq), ev };
         if self.hole {
             self.hole = false;
             self.sift_down_from_root(e);
             return;
         }
-        let k = e.key();
+        let k = e.key;
         let mut i = self.heap.len();
         self.heap.push(e);
         let h = self.heap.as_mut_slice();
         // Sift up: move parents with a later key down into the hole.
         while i > 0 {
             let p = (i - 1) / ARITY;
-            if h[p].key() <= k {
+            if h[p].key <= k {
                 break;
             }
             h[i] = h[p];
@@ -95,23 +95,25 @@ impl<E: Copy> EventQueue<E> {
     fn sift_down_from_root(&mut self, e: Entry<E>) {
         let h = self.heap.as_mut_slice();
         let n = h.len();
-        let k = e.key();
         let mut i = 0;
         loop {
             let first = i * ARITY + 1;
-            if first >= n {
-                break;
-            }
-            let mut m = first;
-            let mut mk = h[first].key();
-            for (j, c) in h.iter().enumerate().take(first + ARITY).skip(first + 1) {
-                let ck = c.key();
-                if ck < mk {
-                    m = j;
-                    mk = ck;
+            let end = first + ARITY;
+            let (m, mk) = if end <= n {
+                // All four children: a tournament, no loop.
+                let (a, ak) = min_of(first, h[first].key, first + 1, h[first + 1].key);
+                let (b, bk) = min_of(first + 2, h[first + 2].key, first + 3, h[first + 3].key);
+                min_of(a, ak, b, bk)
+            } else if first < n {
+                let (mut m, mut mk) = (first, h[first].key);
+                for j in first + 1..n {
+                    (m, mk) = min_of(m, mk, j, h[j].key);
                 }
-            }
-            if k <= mk {
+                (m, mk)
+            } else {
+                break;
+            };
+            if e.key <= mk {
                 break;
             }
             h[i] = h[m];
@@ -136,7 +138,7 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the earliest event.
     pub fn peek_time(&mut self) -> Option<Instant> {
         self.fill_hole();
-        self.heap.first().map(|e| Instant::from_nanos(e.time))
+        self.heap.first().map(|e| Instant::from_nanos(e.time()))
     }
 
     /// Removes the earliest event.
@@ -145,7 +147,7 @@ impl<E: Copy> EventQueue<E> {
         self.fill_hole();
         let top = *self.heap.first()?;
         self.hole = true;
-        Some((Instant::from_nanos(top.time), top.ev))
+        Some((Instant::from_nanos(top.time()), top.ev))
     }
 
     /// Removes the earliest event if it is due at or before `limit`.
@@ -153,9 +155,9 @@ impl<E: Copy> EventQueue<E> {
     pub fn pop_until(&mut self, limit: Instant) -> Option<(Instant, E)> {
         self.fill_hole();
         match self.heap.first() {
-            Some(&top) if top.time <= limit.as_nanos() => {
+            Some(&top) if top.time() <= limit.as_nanos() => {
                 self.hole = true;
-                Some((Instant::from_nanos(top.time), top.ev))
+                Some((Instant::from_nanos(top.time()), top.ev))
             }
             _ => None,
         }
@@ -173,6 +175,17 @@ impl<E: Copy> EventQueue<E> {
     /// Events scheduled since creation.
     pub fn scheduled(&self) -> u64 {
         self.next_seq
+    }
+}
+
+/// The earlier of two keyed slots (the first on a tie, which cannot
+/// happen: keys are unique).
+#[inline(always)]
+fn min_of(a: usize, ak: u128, b: usize, bk: u128) -> (usize, u128) {
+    if bk < ak {
+        (b, bk)
+    } else {
+        (a, ak)
     }
 }
 
