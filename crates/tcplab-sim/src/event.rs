@@ -106,8 +106,8 @@ impl<E: Copy> EventQueue<E> {
                 min_of(a, ak, b, bk)
             } else if first < n {
                 let (mut m, mut mk) = (first, h[first].key);
-                for j in first + 1..n {
-                    (m, mk) = min_of(m, mk, j, h[j].key);
+                for (j, c) in h.iter().enumerate().skip(first + 1) {
+                    (m, mk) = min_of(m, mk, j, c.key);
                 }
                 (m, mk)
             } else {
