@@ -163,12 +163,6 @@ pub const fn jiffies_to_usecs(j: u64, hz: u32) -> u32 {
 
 /// An exact virtual-time span of `j` jiffies.
 pub fn jiffies_to_duration(j: u64, hz: u32) -> Duration {
-    // On every ACK (the loss probe's and the RTO's deadlines): u64
-    // arithmetic while j·10⁹ fits (j < 1.8·10¹⁰), the same quotient as the
-    // u128 division, which is a `__udivti3` call.
-    if let Some(p) = j.checked_mul(1_000_000_000) {
-        return Duration::from_nanos(p / sane_hz(hz));
-    }
     let ns = (j as u128 * 1_000_000_000) / sane_hz(hz) as u128;
     Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
 }
@@ -568,27 +562,6 @@ mod tests {
         assert_eq!(jiffies_to_usecs(1, 300), 3_333);
         assert_eq!(usecs_to_jiffies(1, 0), 1);
         assert_eq!(jiffies_to_duration(3, 250), Duration::from_millis(12));
-    }
-
-    /// The u64 fast paths of `jiffies_to_duration` and
-    /// `Instant::jiffies32` give the u128 results, on both sides of the
-    /// point where the product stops fitting.
-    #[test]
-    fn test_jiffy_conversions_fast_path_matches_u128() {
-        let edge = u64::MAX / 1_000_000_000;
-        for hz in [0u32, 1, 100, 250, 300, 1000, 1024, u32::MAX] {
-            for j in [0, 1, 7, 1_000_003, edge - 1, edge, edge + 1, u64::MAX / 2, u64::MAX] {
-                let ns = (j as u128 * 1_000_000_000) / sane_hz(hz) as u128;
-                let want = Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX));
-                assert_eq!(jiffies_to_duration(j, hz), want, "j={j} hz={hz}");
-            }
-            let edge_ns = u64::MAX / u64::from(hz.max(1));
-            for t in [0, 1, 999_999_999, 1_000_000_000, edge_ns - 1, edge_ns, edge_ns.saturating_add(1), u64::MAX] {
-                let ticks = (t as u128 * hz as u128 / 1_000_000_000) as u64;
-                let want = ((-300i64 * hz as i64) as u32).wrapping_add(ticks as u32);
-                assert_eq!(crate::time::Instant::from_nanos(t).jiffies32(hz), want, "t={t} hz={hz}");
-            }
-        }
     }
 
     // ---- Initial state -----------------------------------------------------
