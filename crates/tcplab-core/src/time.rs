@@ -166,6 +166,20 @@ impl fmt::Debug for Duration {
 mod tests {
     use super::*;
 
+    /// `jiffies32`'s u64 fast path gives the u128 result on both sides of
+    /// the point where `ns · hz` stops fitting.
+    #[test]
+    fn test_jiffies32_fast_path_matches_u128() {
+        for hz in [0u32, 1, 100, 250, 300, 1000, 1024, u32::MAX] {
+            let edge = u64::MAX / u64::from(hz.max(1));
+            for t in [0, 1, 999_999_999, 1_000_000_000, edge - 1, edge, edge.saturating_add(1), u64::MAX] {
+                let ticks = (t as u128 * hz as u128 / 1_000_000_000) as u64;
+                let want = ((-300i64 * hz as i64) as u32).wrapping_add(ticks as u32);
+                assert_eq!(Instant::from_nanos(t).jiffies32(hz), want, "t={t} hz={hz}");
+            }
+        }
+    }
+
     #[test]
     fn test_jiffies_start_at_initial_jiffies_and_wrap() {
         assert_eq!(Instant::ZERO.jiffies32(1000), (-300_000i64) as u32);
