@@ -60,7 +60,14 @@ impl Instant {
     /// exercised five minutes into a run, as on a freshly booted kernel.
     #[inline]
     pub fn jiffies32(self, hz: u32) -> u32 {
-        let ticks = (self.0 as u128 * hz as u128 / 1_000_000_000) as u64;
+        // Called on every segment in and out (`set_now`): the product fits
+        // in u64 for the first 5 hours at HZ=1000, and then a u64 division
+        // (a multiply by the reciprocal) replaces the u128 one (a
+        // `__udivti3` call); same quotient either way.
+        let ticks = match self.0.checked_mul(u64::from(hz)) {
+            Some(p) => p / 1_000_000_000,
+            None => (self.0 as u128 * hz as u128 / 1_000_000_000) as u64,
+        };
         let initial = (-300i64 * hz as i64) as u32;
         initial.wrapping_add(ticks as u32)
     }
@@ -158,6 +165,20 @@ impl fmt::Debug for Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `jiffies32`'s u64 fast path gives the u128 result on both sides of
+    /// the point where `ns · hz` stops fitting.
+    #[test]
+    fn test_jiffies32_fast_path_matches_u128() {
+        for hz in [0u32, 1, 100, 250, 300, 1000, 1024, u32::MAX] {
+            let edge = u64::MAX / u64::from(hz.max(1));
+            for t in [0, 1, 999_999_999, 1_000_000_000, edge - 1, edge, edge.saturating_add(1), u64::MAX] {
+                let ticks = (t as u128 * hz as u128 / 1_000_000_000) as u64;
+                let want = ((-300i64 * hz as i64) as u32).wrapping_add(ticks as u32);
+                assert_eq!(Instant::from_nanos(t).jiffies32(hz), want, "t={t} hz={hz}");
+            }
+        }
+    }
 
     #[test]
     fn test_jiffies_start_at_initial_jiffies_and_wrap() {
