@@ -59,7 +59,12 @@ impl Connection {
         // carry news (D-SACK undo).
         if ack.before(prior_snd_una) {
             if seg.options.sack_len > 0 && self.negotiated.sack_ok {
-                flag = self.tcp_ack_old_sack(now, seg, flag);
+                let st = self.sacktag(now, seg, prior_snd_una);
+                flag |= st.flag;
+                self.count_delivered(st.sack_delivered, false);
+                self.fastretrans_alert(prior_snd_una, 0, &mut flag, &mut rexmit);
+                self.note_delivered(prior_delivered, false);
+                self.rexmit = rexmit;
             }
             return Some(flag);
         }
@@ -74,7 +79,7 @@ impl Connection {
         let prior_fack = self.highest_sack_seq();
         let prior_packets = self.scoreboard.packets_out;
         let v3 = self.cfg.ack_era == AckEra::V3_12;
-        let prior_fackets = if v3 { self.fackets_out_cold() } else { 0 };
+        let prior_fackets = if v3 { self.fackets_out() } else { 0 };
         self.v3.prior_unsacked =
             self.scoreboard.packets_out - self.scoreboard.sacked_out.min(self.scoreboard.packets_out);
         self.v3.prior_in_flight = self.packets_in_flight();
@@ -94,7 +99,7 @@ impl Connection {
             sack = self.sacktag(now, seg, prior_snd_una);
             flag |= sack.flag;
         }
-        let fackets_pre_clean = if v3 { self.fackets_out_cold() } else { 0 };
+        let fackets_pre_clean = if v3 { self.fackets_out() } else { 0 };
         let ece = seg.flags.ece() && self.negotiated.ecn_ok && !seg.flags.syn();
         if ece {
             flag |= FLAG_ECE;
@@ -112,8 +117,7 @@ impl Connection {
         self.ca_ops().in_ack_event(ack_ev);
 
         if prior_packets == 0 {
-            // no_queue: nothing was outstanding (the receiving end's path:
-            // kept inline, it runs for every data segment).
+            // no_queue: nothing was outstanding.
             if flag & FLAG_DSACKING_ACK != 0 {
                 self.fastretrans_alert(prior_snd_una, 0, &mut flag, &mut rexmit);
                 self.note_delivered(prior_delivered, ece);
@@ -129,7 +133,7 @@ impl Connection {
         if v3 {
             // 3.x: a non-retransmitted hole filled cumulatively is reordering.
             if sack.reord_pkts < prior_fackets {
-                self.update_reordering_v3_cold(fackets_pre_clean.saturating_sub(sack.reord_pkts));
+                self.update_reordering_v3(fackets_pre_clean.saturating_sub(sack.reord_pkts), false);
             }
             // cong_control (BBR) came with 4.9's tcp_ack, whose tail runs
             // below: a cong_control module always takes it.
@@ -170,47 +174,10 @@ impl Connection {
         Some(flag)
     }
 
-    /// `tcp_ack` for an old ACK (below snd_una) carrying SACK blocks: tag
-    /// them (D-SACK undo), then `tcp_fastretrans_alert`. Out of line: rare,
-    /// and it keeps the in-order path of `tcp_ack` small.
-    #[cold]
-    #[inline(never)]
-    fn tcp_ack_old_sack(&mut self, now: Instant, seg: &SegmentRepr, mut flag: u32) -> u32 {
-        let prior_snd_una = self.snd_una;
-        let prior_delivered = self.tp.delivered;
-        let mut rexmit = Rexmit::None;
-        let st = self.sacktag(now, seg, prior_snd_una);
-        flag |= st.flag;
-        self.count_delivered(st.sack_delivered, false);
-        self.fastretrans_alert(prior_snd_una, 0, &mut flag, &mut rexmit);
-        self.note_delivered(prior_delivered, false);
-        self.rexmit = rexmit;
-        flag
-    }
-
-    /// `tp->fackets_out` for the 3.x era's `tcp_ack`. Out of line: only the
-    /// 3.x era reads it.
-    #[cold]
-    #[inline(never)]
-    fn fackets_out_cold(&self) -> u32 {
-        self.fackets_out()
-    }
-
-    /// `tcp_update_reordering` from the 3.x `tcp_ack` (a cumulatively filled
-    /// hole). Out of line: 3.x era only, and only on reordering.
-    #[cold]
-    #[inline(never)]
-    fn update_reordering_v3_cold(&mut self, metric: u32) {
-        self.update_reordering_v3(metric, false);
-    }
-
     /// The rest of `tcp_ack` in v3.12–v3.19: grow cwnd (if allowed) before
     /// the state machine sees the ACK, then `tcp_fastretrans_alert` (which
     /// runs PRR itself), TLP, timers, pacing rate.
-    /// Out of line: the 3.x era only.
     #[allow(clippy::too_many_arguments)]
-    #[cold]
-    #[inline(never)]
     fn tcp_ack_v3_tail(
         &mut self,
         now: Instant,
@@ -585,7 +552,6 @@ impl Connection {
     /// `tcp_check_sack_reordering` (≥4.15): a hole below the highest SACK
     /// was filled by an original transmission; raise `reordering` to the
     /// distance in packets, capped by tcp_max_reordering.
-    #[cold]
     pub(super) fn check_sack_reordering(&mut self, low_seq: SeqNum, ts: bool) {
         let fack = self.highest_sack_seq();
         if !low_seq.before(fack) {

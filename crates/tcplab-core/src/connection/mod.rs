@@ -800,8 +800,6 @@ impl Connection {
     /// `tcp_timewait_state_process`: a retransmitted FIN (our ACK of it was
     /// lost) is ACKed again; a RST ends TIME-WAIT; anything else is
     /// dropped (the model does not reopen from TIME-WAIT).
-    /// Out of line: handshake/teardown only, off `handle_segment`'s hot path.
-    #[cold]
     fn rcv_time_wait(&mut self, seg: &SegmentRepr) {
         if seg.flags.rst() {
             self.enter_closed();
@@ -811,8 +809,6 @@ impl Connection {
     }
 
     /// `tcp_v4_send_reset`: answer a segment that makes no sense here.
-    /// Out of line: handshake/teardown only, off `handle_segment`'s hot path.
-    #[cold]
     fn reset_unexpected(&mut self, seg: &SegmentRepr) {
         if seg.flags.rst() {
             return;
@@ -830,8 +826,6 @@ impl Connection {
     }
 
     /// LISTEN: a SYN creates the connection (`tcp_conn_request`).
-    /// Out of line: handshake/teardown only, off `handle_segment`'s hot path.
-    #[cold]
     fn rcv_listen(&mut self, seg: &SegmentRepr) {
         if seg.flags.rst() {
             return;
@@ -867,8 +861,6 @@ impl Connection {
     }
 
     /// SYN-SENT (`tcp_rcv_synsent_state_process`).
-    /// Out of line: handshake/teardown only, off `handle_segment`'s hot path.
-    #[cold]
     fn rcv_synsent(&mut self, now: Instant, seg: &SegmentRepr) {
         if seg.flags.ack() && (seg.ack.before_eq(self.iss) || seg.ack.after(self.snd_nxt)) {
             self.reset_unexpected(seg);

@@ -584,7 +584,7 @@ impl Connection {
             if self.xmit_blocked {
                 // tcp_transmit_skb failed (NET_XMIT_DROP): local congestion
                 // (`tcp_enter_cwr`), nothing sent.
-                self.enter_cwr_cold();
+                self.enter_cwr();
                 break;
             }
             sent += self.commit_unit(now, len.min(limit), mss, false);
@@ -609,27 +609,11 @@ impl Connection {
                 self.schedule_loss_probe(false);
             }
         } else if self.scoreboard.packets_out == 0 && !self.sq.wq.is_empty() && !self.timers.is_set(Timer::Probe0) {
-            self.check_probe_timer(now);
+            // tcp_check_probe_timer: nothing in flight and data waiting.
+            let when = self.rtt.rto_backed_off(self.icsk_backoff);
+            self.timers.set_xmit(Timer::Probe0, now + when);
         }
         sent
-    }
-
-    /// `tcp_check_probe_timer`: nothing in flight and data waiting, arm
-    /// the zero-window probe. Out of line: only when `tcp_write_xmit` sent
-    /// nothing with an empty network.
-    #[cold]
-    #[inline(never)]
-    fn check_probe_timer(&mut self, now: Instant) {
-        let when = self.rtt.rto_backed_off(self.icsk_backoff);
-        self.timers.set_xmit(Timer::Probe0, now + when);
-    }
-
-    /// `tcp_enter_cwr` after a failed transmission (NET_XMIT_DROP). Out of
-    /// line: only with a full NIC queue.
-    #[cold]
-    #[inline(never)]
-    fn enter_cwr_cold(&mut self) {
-        self.enter_cwr();
     }
 
     /// `tcp_cwnd_test`: segments cwnd allows now, at most half of it, "for
