@@ -368,10 +368,12 @@ pub fn split_commands(text: &str) -> Result<Vec<SimpleCommand>, String> {
                     // $((expr)), ${NAME}, $NAME
                     let rest: String = chars[i..].iter().collect();
                     let (text_len, value) = expand_one(&rest)?;
-                    seg_text.push_str(&chars[i..i + text_len].iter().collect::<String>());
+                    // expand_one counts bytes; the walk counts chars.
+                    let text = &rest[..text_len];
+                    seg_text.push_str(text);
                     cur.push_str(&value);
                     have = true;
-                    i += text_len;
+                    i += text.chars().count();
                 }
                 _ => {
                     cur.push(c);
@@ -548,6 +550,17 @@ mod tests {
         assert_eq!(c[1].stdout.as_deref(), Some("/dev/null"));
         assert_eq!(c[2].argv, vec!["echo", "3"]);
         assert_eq!(c[2].stdout.as_deref(), Some("/sys/f"));
+    }
+
+    #[test]
+    fn test_expansion_with_non_ascii_inside_is_measured_in_chars() {
+        // Found by fuzzing (CI, packetdrill target): a no-break space inside
+        // $(( )) is whitespace to the arithmetic, two bytes but one char to
+        // the walk, which sliced past the end.
+        let c = split_commands("echo $((0\u{a0}))x").unwrap();
+        assert_eq!(c[0].argv, vec!["echo", "0x"]);
+        // The fuzzer's input itself: any result but a panic.
+        let _ = split_commands("`$((0\u{a0}))`");
     }
 
     #[test]
