@@ -31,7 +31,7 @@ impl BackendArgs {
 #[derive(Args, Debug, Clone)]
 pub(crate) struct KernelArgs {
     /// Kernel image for the linux backend: a key (or prefix) or name from
-    /// `tcplab kernel list`, or an image directory. Default: the newest built for this host.
+    /// `tcplab kernel list`, or an image directory. Default: the newest built for this host at HZ 250 (an image of another HZ only by name).
     #[arg(long, value_name = "IMAGE")]
     pub(crate) kernel: Option<String>,
     /// Wall-clock limit of one run, seconds, on either backend: a run past it

@@ -126,8 +126,8 @@ pub fn load(dir: &Path) -> Result<Image> {
 
 /// Picks the image a run uses. `spec` is a key (or a prefix of one), a
 /// name given at build time, or a directory holding `image.json`; without
-/// it, the newest image built for this host. The image must match this
-/// host's XSAVE size.
+/// it, the newest image built for this host at the model's default HZ
+/// ([`default_image`]). The image must match this host's XSAVE size.
 pub fn select(spec: Option<&str>) -> Result<Image> {
     let host_xsave = crate::host::xsave_size();
     let img = match spec {
@@ -156,7 +156,7 @@ pub fn select(spec: Option<&str>) -> Result<Image> {
         }
         None => {
             let all = list()?;
-            match all.into_iter().find(|i| Some(i.meta.xsave_size) == host_xsave) {
+            match default_image(all, host_xsave) {
                 Some(i) => i,
                 None => {
                     return Err(KernelError::new(
@@ -175,6 +175,18 @@ pub fn select(spec: Option<&str>) -> Result<Image> {
         )));
     }
     Ok(img)
+}
+
+/// The image a run takes when none is named: of those built for this
+/// host (newest first, as [`list`] gives them), the newest at the HZ the
+/// scenarios default to, so that an image built for an experiment at
+/// another HZ (`--hz 1000 --name hz1000`) is used only when named; the
+/// newest for this host when there is none at that HZ.
+pub fn default_image(newest_first: Vec<Image>, host_xsave: Option<u32>) -> Option<Image> {
+    let default_hz = tcplab_core::TcpConfig::default().hz;
+    let mut here = newest_first.into_iter().filter(|i| Some(i.meta.xsave_size) == host_xsave).peekable();
+    let first = here.peek().cloned();
+    here.find(|i| i.meta.hz == default_hz).or(first)
 }
 
 /// 64-bit FNV-1a ([`tcplab_sim::fnv`]) over fields: stable across
@@ -212,5 +224,34 @@ mod tests {
         // Pinned: a key must not change between tcplab versions or hosts.
         assert_eq!(h(&["tcplab"]), h(&["tcplab"]));
         assert_eq!(h(&[]), "cbf29ce484222325");
+    }
+
+    fn image(key: &str, hz: u32, xsave: u32) -> Image {
+        let meta = ImageMeta {
+            key: key.into(),
+            name: None,
+            source: "debian:6.12".into(),
+            kernel_release: "6.12.117".into(),
+            hz,
+            xsave_size: xsave,
+            patches: vec![],
+            switches: vec![],
+            build_seconds: 0.0,
+            built_at: 0,
+        };
+        Image { meta, binary: PathBuf::from("/nonexistent/linux") }
+    }
+
+    #[test]
+    fn the_default_image_is_the_newest_at_the_default_hz_for_this_host() {
+        let keys = |v: Option<Image>| v.map(|i| i.meta.key);
+        // Newest first: an HZ 1000 experiment, then two default builds.
+        let all = || vec![image("hz1000", 1000, 832), image("new250", 250, 832), image("old250", 250, 832)];
+        assert_eq!(keys(default_image(all(), Some(832))), Some("new250".into()));
+        // No image at the default HZ: the newest for this host.
+        assert_eq!(keys(default_image(vec![image("hz1000", 1000, 832)], Some(832))), Some("hz1000".into()));
+        // Another host's images never.
+        assert_eq!(keys(default_image(vec![image("other", 250, 1088)], Some(832))), None);
+        assert_eq!(keys(default_image(all(), None)), None);
     }
 }

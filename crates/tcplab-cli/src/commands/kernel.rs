@@ -23,7 +23,7 @@ pub(crate) enum KernelCmd {
     Plan {
         #[command(flatten)]
         scenario: ScenarioArgs,
-        /// Kernel image (as for --kernel); default: the newest built for this host.
+        /// Kernel image (as for --kernel); default: the newest built for this host at HZ 250.
         #[arg(long, value_name = "IMAGE")]
         kernel: Option<String>,
     },
