@@ -28,9 +28,9 @@
 //! ACK's [`RateSample`] (from `tcp_cong_control`, after `tcp_rate_gen`);
 //! [`Bbr::ssthresh`] on entering CWR/Recovery/Loss, [`Bbr::set_state`]
 //! before each `ca_state` change, [`Bbr::undo_cwnd`] on undo,
-//! [`Bbr::cwnd_event`] on `CA_EVENT_*`. [`CaCtx`] gives the `tcp_sock`
-//! fields it has; [`CaExtra`] holds those it does not have yet (see its
-//! doc and docs/bbr.md). BBR sets `snd_cwnd`, `pacing_rate`,
+//! [`Bbr::cwnd_event`] on `CA_EVENT_*`. [`CaCtx`] holds the `tcp_sock`
+//! fields; the inherent hooks take the ones beyond the cwnd basics as a
+//! [`CaExtra`] copied from it (see its doc and docs/bbr.md). BBR sets `snd_cwnd`, `pacing_rate`,
 //! `snd_ssthresh` (on leaving STARTUP, and `TCP_INFINITE_SSTHRESH` at
 //! init), `pacing_status` (init) and [`CaExtra::app_limited`] (PROBE_RTT).
 //!
