@@ -302,7 +302,7 @@ fn test_reproduce_reordering_prints_patch_and_tcplab() {
     for needle in [
         "== reordering: tcp: increase throughput when reordering is high",
         "The patch reported:",
-        "check: ratio of medians v3.12/v3.11 of goodput",
+        "check: median of v3.12 / median of v3.11 of goodput",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }

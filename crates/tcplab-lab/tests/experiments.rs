@@ -4,7 +4,7 @@
 
 use tcplab_lab::batch::Quiet;
 use tcplab_lab::compare::{ArmSpec, CompareSpec};
-use tcplab_lab::experiments::{self, Arm, Check, Experiment, Options, RefStat, RefValue, Reference};
+use tcplab_lab::experiments::{self, Arm, ArmStat, Check, Experiment, Options, RefStat, RefValue, Reference};
 use tcplab_lab::overrides::{parse_list, ScenarioText};
 
 /// Reno against CUBIC on the two-flow scenario, shortened, with jitter so
@@ -32,7 +32,13 @@ static TEST_ENTRY: Experiment = Experiment {
             RefValue { arm: "cubic", metric: "TcpRetransSegs", stat: RefStat::Total(100.0) },
         ],
     },
-    checks: &[Check::RatioOfMedians { metric: "goodput", min: 0.5, max: 2.0 }],
+    checks: &[Check::Ratio {
+        metric: "goodput",
+        num: ArmStat::median("cubic", "cubic"),
+        den: ArmStat::median("reno", "reno"),
+        min: 0.5,
+        max: 2.0,
+    }],
 };
 
 static BAD_ENTRY: Experiment = Experiment {
@@ -45,11 +51,25 @@ static BAD_ENTRY: Experiment = Experiment {
     ..TEST_ENTRY
 };
 
+static BAD_CHECK: Experiment = Experiment {
+    name: "bad-check",
+    checks: &[Check::Ratio {
+        metric: "goodput",
+        num: ArmStat::min("cubic", "cubic"),
+        den: ArmStat::min("nosuch", "reno"),
+        min: 1.5,
+        max: f64::INFINITY,
+    }],
+    ..TEST_ENTRY
+};
+
 #[test]
 fn test_entry_validates_and_bad_entries_do_not() {
     TEST_ENTRY.validate().unwrap();
     let e = BAD_ENTRY.validate().unwrap_err().to_string();
     assert!(e.contains("unknown arm \"nosuch\""), "{e}");
+    let e = BAD_CHECK.validate().unwrap_err().to_string();
+    assert!(e.contains("bad check on \"goodput\": min of cubic / min of nosuch"), "{e}");
     let registry = [TEST_ENTRY];
     assert_eq!(experiments::select(&registry, "all").unwrap().len(), 1);
     assert_eq!(experiments::select(&registry, "test-two-flows").unwrap()[0].name, "test-two-flows");
@@ -72,7 +92,7 @@ fn test_reproduce_prints_patch_and_tcplab_side_by_side() {
         "median of 4 runs",
         "total over 4 runs",
         "goodput of \"reno\", every run (Mbit/s)",
-        "check: ratio of medians cubic/reno of goodput in [0.5, 2]:",
+        "check: median of cubic / median of reno of goodput in [0.5, 2]:",
         "tcplab's runs:",
     ] {
         assert!(t.contains(needle), "{needle:?} not in\n{t}");
@@ -103,7 +123,7 @@ fn test_reproduce_prints_patch_and_tcplab_side_by_side() {
     let median = |arm: usize| r.comparison.arms[arm].summary[0].as_ref().unwrap().median;
     for needle in [
         "| linux".to_string(),
-        format!("on linux-test: ratio of medians cubic/reno of goodput: {:.4}", median(1) / median(0)),
+        format!("on linux-test: median of cubic / median of reno of goodput: {:.4}", median(1) / median(0)),
     ] {
         assert!(t.contains(needle.as_str()) || t.contains(needle.trim_start_matches("| ")), "{needle:?} not in\n{t}");
     }

@@ -23,7 +23,7 @@ pub struct KernelColumn {
     pub kernel: String,
     /// Where the figures come from: "this run" or the results file.
     pub source: String,
-    /// Kernel arms in their order; the checks compare the first two.
+    /// Kernel arms in their order.
     pub arms: Vec<KernelArm>,
 }
 
@@ -118,12 +118,9 @@ impl KernelColumn {
         Ok(Some(KernelColumn { kernel, source: shown, arms }))
     }
 
-    /// Ratio of the medians of `metric`, second kernel arm over the first,
-    /// as [`Comparison::ratio_of_medians`] computes the model's.
-    pub fn ratio_of_medians(&self, metric: &str) -> Option<(f64, &str, &str)> {
-        let (a, b) = (self.arms.first()?, self.arms.get(1)?);
-        let (x, y) = (a.summary.get(metric)?.median, b.summary.get(metric)?.median);
-        (x != 0.0 && x.is_finite() && y.is_finite()).then(|| (y / x, b.name.as_str(), a.name.as_str()))
+    /// Kernel arm `arm`'s summary of `metric`.
+    pub fn summary(&self, arm: &str, metric: &str) -> Option<&Summary> {
+        self.arms.iter().find(|a| a.name == arm)?.summary.get(metric)
     }
 }
 
@@ -162,17 +159,33 @@ mod tests {
     }
 
     #[test]
-    fn the_kernel_ratio_is_second_arm_over_first() {
-        let s = |m: f64| Summary { n: 1, min: m, median: m, mean: m, max: m, ci95: [m, m], groups: None };
-        let arm = |name: &str, m: f64| KernelArm {
-            name: name.into(),
-            runs: 1,
-            summary: [("goodput".to_string(), s(m))].into_iter().collect(),
+    fn a_check_reads_each_sides_statistic_from_its_kernel_arm() {
+        use super::super::{ArmStat, Check};
+        let s = |min: f64, median: f64| Summary {
+            n: 3,
+            min,
+            median,
+            mean: median,
+            max: median,
+            ci95: [min, median],
+            groups: None,
         };
-        let col =
-            KernelColumn { kernel: "linux".into(), source: "t".into(), arms: vec![arm("off", 16.0), arm("on", 18.0)] };
-        let (r, b, a) = col.ratio_of_medians("goodput").unwrap();
-        assert_eq!((r, b, a), (1.125, "on", "off"));
-        assert!(col.ratio_of_medians("other").is_none());
+        let arm = |name: &str, summary: Summary| KernelArm {
+            name: name.into(),
+            runs: 3,
+            summary: [("goodput".to_string(), summary)].into_iter().collect(),
+        };
+        let col = KernelColumn {
+            kernel: "linux".into(),
+            source: "t".into(),
+            arms: vec![arm("off", s(15.0, 150.0)), arm("on", s(240.0, 250.0))],
+        };
+        let check = |num, den| Check::Ratio { metric: "goodput", num, den, min: 1.5, max: f64::INFINITY };
+        let value = |c: Check| c.value(true, |a| col.summary(a, "goodput"));
+        // Worst run of "on" over worst run of "off"; the model's arm names are not the kernel's.
+        assert_eq!(value(check(ArmStat::min("m-on", "on"), ArmStat::min("m-off", "off"))), Some(16.0));
+        assert_eq!(value(check(ArmStat::min("m-on", "on"), ArmStat::median("m-on", "on"))), Some(0.96));
+        assert_eq!(value(check(ArmStat::min("m-on", "nosuch"), ArmStat::min("m-off", "off"))), None);
+        assert!(col.summary("on", "other").is_none());
     }
 }

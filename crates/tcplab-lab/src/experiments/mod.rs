@@ -117,14 +117,77 @@ pub enum RefStat {
     Total(f64),
 }
 
-/// An assertion on tcplab's result; a failed check makes `reproduce`
-/// exit with status 1.
+/// An assertion on tcplab's result; a failed check makes `reproduce
+/// --strict` exit with status 1.
 #[derive(Clone, Copy, Debug, Serialize)]
 #[serde(tag = "check", rename_all = "snake_case")]
 pub enum Check {
-    /// The ratio of medians (second arm / first arm) of `metric` lies in
-    /// `[min, max]`.
-    RatioOfMedians { metric: &'static str, min: f64, max: f64 },
+    /// `num / den` of `metric` lies in `[min, max]`: a statistic of one
+    /// arm's runs over a statistic of another's (or of the same arm's:
+    /// the minimum over the median says the runs are steady).
+    Ratio { metric: &'static str, num: ArmStat, den: ArmStat, min: f64, max: f64 },
+}
+
+/// One side of a [`Check::Ratio`]: a statistic over an arm's runs, in
+/// the model's arm and in the kernel arm that measures the same thing.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ArmStat {
+    pub stat: Stat,
+    pub arm: &'static str,
+    /// The kernel set-up's arm, for the check's value on the kernel.
+    pub kernel_arm: &'static str,
+}
+
+impl ArmStat {
+    pub const fn median(arm: &'static str, kernel_arm: &'static str) -> ArmStat {
+        ArmStat { stat: Stat::Median, arm, kernel_arm }
+    }
+    pub const fn min(arm: &'static str, kernel_arm: &'static str) -> ArmStat {
+        ArmStat { stat: Stat::Min, arm, kernel_arm }
+    }
+}
+
+/// The statistic of a check's side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stat {
+    Median,
+    /// The worst run of a throughput (a bimodal arm's low mode).
+    Min,
+}
+
+impl Stat {
+    pub fn of(self, s: &Summary) -> f64 {
+        match self {
+            Stat::Median => s.median,
+            Stat::Min => s.min,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Stat::Median => "median",
+            Stat::Min => "min",
+        }
+    }
+}
+
+impl Check {
+    /// How the check reads, with the arms of one backend (`kernel`).
+    fn describe(&self, kernel: bool) -> String {
+        let Check::Ratio { metric, num, den, .. } = self;
+        let arm = |s: &ArmStat| if kernel { s.kernel_arm } else { s.arm };
+        format!("{} of {} / {} of {} of {metric}", num.stat.name(), arm(num), den.stat.name(), arm(den))
+    }
+
+    /// The ratio, from each arm's summary of the check's metric; `None`
+    /// when an arm or its figure is missing or the denominator is 0.
+    fn value<'s>(&self, kernel: bool, summary: impl Fn(&str) -> Option<&'s Summary>) -> Option<f64> {
+        let Check::Ratio { num, den, .. } = self;
+        let side = |s: &ArmStat| summary(if kernel { s.kernel_arm } else { s.arm }).map(|x| s.stat.of(x));
+        let (n, d) = (side(num)?, side(den)?);
+        (d != 0.0 && n.is_finite() && d.is_finite()).then(|| n / d)
+    }
 }
 
 /// The patch's numbers.
@@ -250,10 +313,15 @@ impl Experiment {
                 return Err(Error::at(loc, format!("reference value for metric {:?}, not in metrics", v.metric)));
             }
         }
+        let kernel_arms = self.kernel.as_ref().map_or(&[][..], |k| k.arms);
         for c in self.checks {
-            let Check::RatioOfMedians { metric, min, max } = c;
-            if !self.metrics.contains(metric) || min > max {
-                return Err(Error::at(loc, format!("bad check on {metric:?}")));
+            let Check::Ratio { metric, num, den, min, max } = c;
+            let known = |s: &ArmStat| {
+                self.arms.iter().any(|a| a.name == s.arm)
+                    && (self.kernel.is_none() || kernel_arms.iter().any(|a| a.name == s.kernel_arm))
+            };
+            if !self.metrics.contains(metric) || min > max || !known(num) || !known(den) {
+                return Err(Error::at(loc, format!("bad check on {metric:?}: {}", c.describe(false))));
             }
         }
         let opts = Options { runs: Some(1), jobs: 1, keep_first: false, backend: Default::default() };
@@ -334,17 +402,19 @@ impl Reproduction<'_> {
     }
 
     pub fn checks(&self) -> Vec<CheckOutcome> {
+        let kernel = self.kernel_note().is_some();
         self.experiment
             .checks
             .iter()
             .map(|c| {
-                let Check::RatioOfMedians { metric, min, max } = *c;
-                let value = self.metric_index(metric).and_then(|i| self.comparison.ratio_of_medians(i));
-                let arms = &self.comparison.arms;
-                let (a, b) =
-                    (arms.first().map_or("", |a| a.name.as_str()), arms.get(1).map_or("", |a| a.name.as_str()));
+                let Check::Ratio { metric, min, max, .. } = *c;
+                let i = self.metric_index(metric);
+                let value = c.value(kernel, |arm| {
+                    let a = self.comparison.arms.iter().find(|a| a.name == arm)?;
+                    a.summary.get(i?)?.as_ref()
+                });
                 CheckOutcome {
-                    description: format!("ratio of medians {b}/{a} of {metric} in [{min}, {max}]"),
+                    description: format!("{} in [{min}, {max}]", c.describe(kernel)),
                     value,
                     ok: value.is_some_and(|v| (min..=max).contains(&v)),
                 }
@@ -438,10 +508,10 @@ impl Reproduction<'_> {
             .checks
             .iter()
             .map(|c| {
-                let Check::RatioOfMedians { metric, .. } = *c;
-                match k.ratio_of_medians(metric) {
-                    Some((r, b, a)) => format!("{}: ratio of medians {b}/{a} of {metric}: {r:.4}", k.kernel),
-                    None => format!("{}: no kernel figure for {metric}", k.kernel),
+                let Check::Ratio { metric, .. } = *c;
+                match c.value(true, |arm| k.summary(arm, metric)) {
+                    Some(r) => format!("{}: {}: {r:.4}", k.kernel, c.describe(true)),
+                    None => format!("{}: no kernel figure for {}", k.kernel, c.describe(true)),
                 }
             })
             .collect()
@@ -498,12 +568,13 @@ impl Reproduction<'_> {
             crate::compare::table(&mut s, &["run", "patch", "tcplab"], &rows);
             s.push('\n');
         }
+        let mut on_kernel = self.kernel_checks().into_iter();
         for c in self.checks() {
             let v = c.value.map_or_else(|| "-".to_string(), |v| format!("{v:.4}"));
             let _ = writeln!(s, "check: {}: {v} {}", c.description, if c.ok { "ok" } else { "FAILED" });
-        }
-        for k in self.kernel_checks() {
-            let _ = writeln!(s, "  on {k}");
+            if let Some(k) = on_kernel.next() {
+                let _ = writeln!(s, "  on {k}");
+            }
         }
         if let (Some(k), Some(v)) = (&self.linux, &self.experiment.kernel) {
             let _ = writeln!(s, "linux column: {} ({}). {}", k.kernel, k.source, v.note.trim());
@@ -536,6 +607,7 @@ impl Reproduction<'_> {
         let checks = self.checks();
         if !checks.is_empty() {
             page.el("h2", "Checks");
+            let mut on_kernel = self.kernel_checks().into_iter();
             for c in checks {
                 let v = c.value.map_or_else(|| "-".to_string(), |v| format!("{v:.4}"));
                 let (class, word) = if c.ok { ("ok", "ok") } else { ("fail", "FAILED") };
@@ -544,9 +616,9 @@ impl Reproduction<'_> {
                     esc(&c.description),
                     esc(&v)
                 ));
-            }
-            for k in self.kernel_checks() {
-                page.raw(&format!("<p>on {}</p>\n", esc(&k)));
+                if let Some(k) = on_kernel.next() {
+                    page.raw(&format!("<p>on {}</p>\n", esc(&k)));
+                }
             }
         }
         crate::html::comparison_sections(page, &self.comparison, command)
