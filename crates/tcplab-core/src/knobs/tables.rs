@@ -14,6 +14,14 @@ use super::{CcEra, CubicParams, CubicVersion, DctcpParams, DctcpVersion, Hystart
 use crate::cc::bbr::BbrParams;
 use crate::names::UnknownName;
 
+/// A [`Kind::Choice`] on field `$f` of a named enum `$t`: the getter and
+/// the setter cannot name different fields.
+macro_rules! choice {
+    ($t:ty, $f:ident) => {
+        Kind::Choice { names: <$t>::NAMES, get: |c| c.$f.as_str(), set: |c, n| set_name(&mut c.$f, n) }
+    };
+}
+
 /// `cwnd_growth` on a patched kernel: `forward_progress_growth=1` is
 /// v3.12's rule (mainline), `0` the rule reverted (kernel/patches/0001).
 /// The other rules have no kernel counterpart.
@@ -248,11 +256,7 @@ pub static TCP: &[KnobSpec] = &[
     },
     KnobSpec {
         name: "cwnd_growth",
-        kind: Kind::Choice {
-            names: CwndGrowthRule::NAMES,
-            get: |c| c.cwnd_growth.as_str(),
-            set: |c, n| set_name(&mut c.cwnd_growth, n),
-        },
+        kind: choice!(CwndGrowthRule, cwnd_growth),
         models: Models::Era,
         side: Side::Sender,
         kernel: Kernel::Switch { param: "tcp_input.forward_progress_growth", values: CWND_GROWTH_SWITCH },
@@ -260,11 +264,7 @@ pub static TCP: &[KnobSpec] = &[
     },
     KnobSpec {
         name: "cwnd_limited_rule",
-        kind: Kind::Choice {
-            names: CwndLimitedRule::NAMES,
-            get: |c| c.cwnd_limited_rule.as_str(),
-            set: |c, n| set_name(&mut c.cwnd_limited_rule, n),
-        },
+        kind: choice!(CwndLimitedRule, cwnd_limited_rule),
         models: Models::Era,
         side: Side::Sender,
         kernel: Kernel::ModelOnly,
@@ -272,11 +272,7 @@ pub static TCP: &[KnobSpec] = &[
     },
     KnobSpec {
         name: "rcv_truesize",
-        kind: Kind::Choice {
-            names: RcvTruesize::NAMES,
-            get: |c| c.rcv_truesize.as_str(),
-            set: |c, n| set_name(&mut c.rcv_truesize, n),
-        },
+        kind: choice!(RcvTruesize, rcv_truesize),
         models: Models::Link("gro"),
         side: Side::Receiver,
         kernel: Kernel::Inherent { form: "per-segment" },
@@ -284,7 +280,7 @@ pub static TCP: &[KnobSpec] = &[
     },
     KnobSpec {
         name: "ack_era",
-        kind: Kind::Choice { names: AckEra::NAMES, get: |c| c.ack_era.as_str(), set: |c, n| set_name(&mut c.ack_era, n) },
+        kind: choice!(AckEra, ack_era),
         models: Models::Era,
         side: Side::Sender,
         kernel: Kernel::ModelOnly,
@@ -292,11 +288,7 @@ pub static TCP: &[KnobSpec] = &[
     },
     KnobSpec {
         name: "acked_count",
-        kind: Kind::Choice {
-            names: AckedCount::NAMES,
-            get: |c| c.acked_count.as_str(),
-            set: |c, n| set_name(&mut c.acked_count, n),
-        },
+        kind: choice!(AckedCount, acked_count),
         models: Models::Era,
         side: Side::Sender,
         kernel: Kernel::ModelOnly,
@@ -331,7 +323,7 @@ pub static TCP: &[KnobSpec] = &[
     },
     KnobSpec {
         name: "prr_rule",
-        kind: Kind::Choice { names: PrrRule::NAMES, get: |c| c.prr_rule.as_str(), set: |c, n| set_name(&mut c.prr_rule, n) },
+        kind: choice!(PrrRule, prr_rule),
         models: Models::Era,
         side: Side::Sender,
         kernel: Kernel::ModelOnly,
@@ -463,11 +455,7 @@ pub static CUBIC: &[KnobSpec<CubicParams>] = &[
     },
     KnobSpec {
         name: "hystart_version",
-        kind: Kind::Choice {
-            names: HystartVersion::NAMES,
-            get: |p| p.hystart_version.as_str(),
-            set: |p, n| set_name(&mut p.hystart_version, n),
-        },
+        kind: choice!(HystartVersion, hystart_version),
         models: Models::Era,
         side: Side::Sender,
         kernel: Kernel::ModelOnly,
@@ -503,11 +491,7 @@ pub static CUBIC: &[KnobSpec<CubicParams>] = &[
 pub static DCTCP: &[KnobSpec<DctcpParams>] = &[
     KnobSpec {
         name: "version",
-        kind: Kind::Choice {
-            names: DctcpVersion::NAMES,
-            get: |p| p.version.as_str(),
-            set: |p, n| set_name(&mut p.version, n),
-        },
+        kind: choice!(DctcpVersion, version),
         models: Models::Era,
         side: Side::Sender,
         kernel: Kernel::ModelOnly,
@@ -546,7 +530,7 @@ pub static DCTCP: &[KnobSpec<DctcpParams>] = &[
 pub static RENO: &[KnobSpec<RenoParams>] = &[
     KnobSpec {
         name: "version",
-        kind: Kind::Choice { names: CcEra::NAMES, get: |p| p.era.as_str(), set: |p, n| set_name(&mut p.era, n) },
+        kind: choice!(CcEra, era),
         models: Models::Era,
         side: Side::Sender,
         kernel: Kernel::ModelOnly,
