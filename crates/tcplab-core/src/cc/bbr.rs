@@ -29,10 +29,17 @@
 //! [`Bbr::ssthresh`] on entering CWR/Recovery/Loss, [`Bbr::set_state`]
 //! before each `ca_state` change, [`Bbr::undo_cwnd`] on undo,
 //! [`Bbr::cwnd_event`] on `CA_EVENT_*`. [`CaCtx`] holds the `tcp_sock`
-//! fields; the inherent hooks take the ones beyond the cwnd basics as a
-//! [`CaExtra`] copied from it (see its doc and docs/bbr.md). BBR sets `snd_cwnd`, `pacing_rate`,
+//! fields BBR reads (see docs/bbr.md). BBR sets `snd_cwnd`, `pacing_rate`,
 //! `snd_ssthresh` (on leaving STARTUP, and `TCP_INFINITE_SSTHRESH` at
-//! init), `pacing_status` (init) and [`CaExtra::app_limited`] (PROBE_RTT).
+//! init), `pacing_status` (init) and `app_limited` (PROBE_RTT marks the
+//! connection application-limited; the connection copies it back to its
+//! rate sampler).
+//!
+//! `tcp_mstamp` and `tcp_clock_cache` are `CaCtx::now`; `tcp_jiffies32`
+//! and `HZ` are `CaCtx::jiffies`/`hz`; `tcp_packets_in_flight()` is
+//! `CaCtx::packets_in_flight` and must be refreshed to its value *after*
+//! the ACK's accounting before `cong_control` (the value before the ACK is
+//! `RateSample::prior_in_flight`).
 //!
 //! The core has no RNG: the random start phase of PROBE_BW
 //! (`get_random_u32_below(7)`) comes from a [`CycleRand`] the caller seeds
@@ -268,76 +275,12 @@ impl Default for CycleRand {
     }
 }
 
-/// BBR's view of the `tcp_sock`/`sock` fields beyond the cwnd basics. Their
-/// storage is [`CaCtx`] (the connection refreshes them in `ca_ops()`); the
-/// [`CongestionOps`] implementation copies them in with
-/// [`CaExtra::from_ctx`] and `app_limited` back out after `cong_control`,
-/// so that the kernel-shaped inherent hooks (and their hand-computed
-/// tests) can take them as one value.
-///
-/// `tcp_mstamp` and `tcp_clock_cache` are `CaCtx::now`; `tcp_jiffies32`
-/// and `HZ` are `CaCtx::jiffies`/`hz`; `tcp_packets_in_flight()` is
-/// `CaCtx::packets_in_flight` and must be refreshed to its value *after*
-/// the ACK's accounting before `cong_control` (the value before the ACK is
-/// `RateSample::prior_in_flight`).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub struct CaExtra {
-    /// `tcp_min_rtt(tp)` (µs, `u32::MAX` before any sample); read by
-    /// [`Bbr::init`] only.
-    pub min_rtt_us: u32,
-    /// `tp->app_limited` ([`crate::rate::TcpRate::app_limited`]): read by
-    /// `cwnd_event`, **written** by `cong_control` in PROBE_RTT; copy it
-    /// back to the rate estimator after the hook.
-    pub app_limited: u32,
-    /// `tp->lost`: packets ever marked lost (`tcp_mark_skb_lost` counts).
-    pub lost: u32,
-    /// `tp->delivered_mstamp` ([`crate::rate::TcpRate::delivered_mstamp`],
-    /// µs), after `tcp_rate_gen`.
-    pub delivered_mstamp: u64,
-    /// `tp->tcp_wstamp_ns`: earliest departure time of the last skb sent
-    /// (ns); ≤ now when the sender does not schedule departures ahead.
-    pub wstamp_ns: u64,
-    /// `sk->sk_pacing_shift` (`SK_DEFAULT_PACING_SHIFT` = 10).
-    pub pacing_shift: u32,
-    /// `sk->sk_max_pacing_rate` (bytes/s; `~0UL` unless `SO_MAX_PACING_RATE`).
-    pub max_pacing_rate: u64,
-}
-
-impl CaExtra {
-    /// The fields as the connection last synced them into `tp`.
-    pub fn from_ctx(tp: &CaCtx) -> CaExtra {
-        CaExtra {
-            min_rtt_us: tp.min_rtt_us,
-            app_limited: tp.app_limited,
-            lost: tp.lost,
-            delivered_mstamp: tp.delivered_mstamp,
-            wstamp_ns: tp.wstamp_ns,
-            pacing_shift: tp.pacing_shift,
-            max_pacing_rate: tp.max_pacing_rate,
-        }
-    }
-}
-
 /// The module parameters of `tcp_bbr`: none. Every tunable of tcp_bbr.c
 /// is a `static const` (`bbr_high_gain`, `bbr_cwnd_gain`, …), so neither
 /// the kernel nor the model lets a scenario change one; the type exists
 /// so that [`super::CcConfig::Bbr`] has the shape of the other modules.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub struct BbrParams {}
-
-impl Default for CaExtra {
-    fn default() -> Self {
-        CaExtra {
-            min_rtt_us: u32::MAX,
-            app_limited: 0,
-            lost: 0,
-            delivered_mstamp: 0,
-            wstamp_ns: 0,
-            pacing_shift: 10,
-            max_pacing_rate: u64::MAX,
-        }
-    }
-}
 
 /// `struct tcp_bbr_info` (include/uapi/linux/inet_diag.h), as
 /// `bbr_get_info` fills it.
@@ -389,9 +332,8 @@ pub fn bbr_tso_segs_goal(pacing_rate: u64, pacing_shift: u32, mss_cache: u32) ->
 
 /// BBR v1 congestion control (`struct tcp_congestion_ops tcp_bbr_cong_ops`).
 ///
-/// The hooks exist twice: inherent, taking the extra inputs as a
-/// [`CaExtra`] (what the unit tests drive), and as [`CongestionOps`], which
-/// the connection calls and which fills the `CaExtra` from [`CaCtx`].
+/// The hooks are inherent (what the unit tests drive) and reached through
+/// [`CongestionOps`], which the connection calls.
 #[derive(Clone, Debug, Default)]
 pub struct Bbr {
     ca: BbrState,
@@ -467,14 +409,14 @@ impl Bbr {
     /// `sk_max_pacing_rate`.
     #[doc(alias = "bbr_bw_to_pacing_rate")]
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_bw_to_pacing_rate
-    pub fn bw_to_pacing_rate(tp: &CaCtx, x: &CaExtra, bw: u32, gain: u32) -> u64 {
-        bbr_rate_bytes_per_sec(tp.mss_cache, bw as u64, gain).min(x.max_pacing_rate)
+    pub fn bw_to_pacing_rate(tp: &CaCtx, bw: u32, gain: u32) -> u64 {
+        bbr_rate_bytes_per_sec(tp.mss_cache, bw as u64, gain).min(tp.max_pacing_rate)
     }
 
     /// `bbr_init_pacing_rate_from_rtt`: high gain × cwnd / RTT, with the
     /// smoothed RTT if there is one, else a nominal 1 ms.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_init_pacing_rate_from_rtt
-    fn init_pacing_rate_from_rtt(&mut self, tp: &mut CaCtx, x: &CaExtra) {
+    fn init_pacing_rate_from_rtt(&mut self, tp: &mut CaCtx) {
         let rtt_us = if tp.srtt_us != 0 {
             self.ca.has_seen_rtt = true;
             (tp.srtt_us >> 3).max(1)
@@ -483,16 +425,16 @@ impl Bbr {
         };
         let bw = (tp.snd_cwnd as u64 * BW_UNIT) / rtt_us as u64;
         // The u64 passes through the u32 `bw` parameter.
-        tp.pacing_rate = Self::bw_to_pacing_rate(tp, x, bw as u32, BBR_HIGH_GAIN);
+        tp.pacing_rate = Self::bw_to_pacing_rate(tp, bw as u32, BBR_HIGH_GAIN);
     }
 
     /// `bbr_set_pacing_rate`: pace at `gain × bw`; before the pipe is full
     /// the rate only goes up.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_set_pacing_rate
-    fn set_pacing_rate(&mut self, tp: &mut CaCtx, x: &CaExtra, bw: u32, gain: u32) {
-        let rate = Self::bw_to_pacing_rate(tp, x, bw, gain);
+    fn set_pacing_rate(&mut self, tp: &mut CaCtx, bw: u32, gain: u32) {
+        let rate = Self::bw_to_pacing_rate(tp, bw, gain);
         if !self.ca.has_seen_rtt && tp.srtt_us != 0 {
-            self.init_pacing_rate_from_rtt(tp, x);
+            self.init_pacing_rate_from_rtt(tp);
         }
         if self.ca.full_bw_reached || rate > tp.pacing_rate {
             tp.pacing_rate = rate;
@@ -545,9 +487,9 @@ impl Bbr {
     /// can still probe.
     #[doc(alias = "bbr_quantization_budget")]
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_quantization_budget
-    pub fn quantization_budget(&self, tp: &CaCtx, x: &CaExtra, cwnd: u32) -> u32 {
+    pub fn quantization_budget(&self, tp: &CaCtx, cwnd: u32) -> u32 {
         let mut cwnd =
-            cwnd.wrapping_add(3u32.wrapping_mul(bbr_tso_segs_goal(tp.pacing_rate, x.pacing_shift, tp.mss_cache)));
+            cwnd.wrapping_add(3u32.wrapping_mul(bbr_tso_segs_goal(tp.pacing_rate, tp.pacing_shift, tp.mss_cache)));
         cwnd = cwnd.wrapping_add(1) & !1u32;
         if self.ca.mode == BbrMode::ProbeBw && self.ca.cycle_idx == 0 {
             cwnd = cwnd.wrapping_add(2);
@@ -558,8 +500,8 @@ impl Bbr {
     /// `bbr_inflight`: [`Bbr::bdp`] plus [`Bbr::quantization_budget`].
     #[doc(alias = "bbr_inflight")]
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_inflight
-    pub fn inflight(&self, tp: &CaCtx, x: &CaExtra, bw: u32, gain: u32) -> u32 {
-        self.quantization_budget(tp, x, self.bdp(bw, gain))
+    pub fn inflight(&self, tp: &CaCtx, bw: u32, gain: u32) -> u32 {
+        self.quantization_budget(tp, self.bdp(bw, gain))
     }
 
     /// `bbr_packets_in_net_at_edt`: in-flight at the next departure time,
@@ -567,15 +509,15 @@ impl Bbr {
     /// the gain is above 1.
     #[doc(alias = "bbr_packets_in_net_at_edt")]
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_packets_in_net_at_edt
-    pub fn packets_in_net_at_edt(&self, tp: &CaCtx, x: &CaExtra, inflight_now: u32) -> u32 {
+    pub fn packets_in_net_at_edt(&self, tp: &CaCtx, inflight_now: u32) -> u32 {
         let now_ns = tp.now.as_nanos();
-        let edt_ns = x.wstamp_ns.max(now_ns);
+        let edt_ns = tp.wstamp_ns.max(now_ns);
         let interval_us = (edt_ns - now_ns) / NSEC_PER_USEC;
         let interval_delivered = ((self.bw() as u64).wrapping_mul(interval_us) >> BW_SCALE) as u32;
         let mut inflight_at_edt = inflight_now;
         if self.ca.pacing_gain > BBR_UNIT {
             inflight_at_edt =
-                inflight_at_edt.wrapping_add(bbr_tso_segs_goal(tp.pacing_rate, x.pacing_shift, tp.mss_cache));
+                inflight_at_edt.wrapping_add(bbr_tso_segs_goal(tp.pacing_rate, tp.pacing_shift, tp.mss_cache));
         }
         if interval_delivered >= inflight_at_edt {
             return 0;
@@ -627,7 +569,7 @@ impl Bbr {
     /// budget` (only cutting once the pipe is full), at least 4, at most
     /// the clamp; 4 in PROBE_RTT.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_set_cwnd
-    fn set_cwnd(&mut self, tp: &mut CaCtx, x: &CaExtra, rs: &RateSample, acked: u32, bw: u32, gain: u32) {
+    fn set_cwnd(&mut self, tp: &mut CaCtx, rs: &RateSample, acked: u32, bw: u32, gain: u32) {
         let mut cwnd = tp.snd_cwnd;
         'done: {
             if acked == 0 {
@@ -640,7 +582,7 @@ impl Bbr {
             }
             let mut target_cwnd = self.bdp(bw, gain);
             target_cwnd = target_cwnd.wrapping_add(self.ack_aggregation_cwnd());
-            target_cwnd = self.quantization_budget(tp, x, target_cwnd);
+            target_cwnd = self.quantization_budget(tp, target_cwnd);
             if self.ca.full_bw_reached {
                 cwnd = cwnd.wrapping_add(acked).min(target_cwnd);
             } else if cwnd < target_cwnd || tp.delivered < TCP_INIT_CWND {
@@ -662,31 +604,31 @@ impl Bbr {
     /// also waits for in-flight to reach 5/4·BDP (or a loss), the 3/4 phase
     /// ends early once in-flight is down to one BDP.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_is_next_cycle_phase
-    fn is_next_cycle_phase(&self, tp: &CaCtx, x: &CaExtra, rs: &RateSample) -> bool {
-        let is_full_length = tcp_stamp_us_delta(x.delivered_mstamp, self.ca.cycle_mstamp) > self.ca.min_rtt_us;
+    fn is_next_cycle_phase(&self, tp: &CaCtx, rs: &RateSample) -> bool {
+        let is_full_length = tcp_stamp_us_delta(tp.delivered_mstamp, self.ca.cycle_mstamp) > self.ca.min_rtt_us;
         if self.ca.pacing_gain == BBR_UNIT {
             return is_full_length;
         }
-        let inflight = self.packets_in_net_at_edt(tp, x, rs.prior_in_flight);
+        let inflight = self.packets_in_net_at_edt(tp, rs.prior_in_flight);
         let bw = self.max_bw();
         if self.ca.pacing_gain > BBR_UNIT {
-            return is_full_length && (rs.losses != 0 || inflight >= self.inflight(tp, x, bw, self.ca.pacing_gain));
+            return is_full_length && (rs.losses != 0 || inflight >= self.inflight(tp, bw, self.ca.pacing_gain));
         }
-        is_full_length || inflight <= self.inflight(tp, x, bw, BBR_UNIT)
+        is_full_length || inflight <= self.inflight(tp, bw, BBR_UNIT)
     }
 
     /// `bbr_advance_cycle_phase`.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_advance_cycle_phase
-    fn advance_cycle_phase(&mut self, x: &CaExtra) {
+    fn advance_cycle_phase(&mut self, tp: &CaCtx) {
         self.ca.cycle_idx = (self.ca.cycle_idx + 1) & (CYCLE_LEN as u8 - 1);
-        self.ca.cycle_mstamp = x.delivered_mstamp;
+        self.ca.cycle_mstamp = tp.delivered_mstamp;
     }
 
     /// `bbr_update_cycle_phase`.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_update_cycle_phase
-    fn update_cycle_phase(&mut self, tp: &CaCtx, x: &CaExtra, rs: &RateSample) {
-        if self.ca.mode == BbrMode::ProbeBw && self.is_next_cycle_phase(tp, x, rs) {
-            self.advance_cycle_phase(x);
+    fn update_cycle_phase(&mut self, tp: &CaCtx, rs: &RateSample) {
+        if self.ca.mode == BbrMode::ProbeBw && self.is_next_cycle_phase(tp, rs) {
+            self.advance_cycle_phase(tp);
         }
     }
 
@@ -698,18 +640,18 @@ impl Bbr {
     /// `bbr_reset_probe_bw_mode`: enter PROBE_BW at a random phase, never
     /// the 3/4 one: `7 − rand(7)` is 1..=7, advanced to 2..=7 or 0.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_reset_probe_bw_mode
-    fn reset_probe_bw_mode(&mut self, x: &CaExtra) {
+    fn reset_probe_bw_mode(&mut self, tp: &CaCtx) {
         self.ca.mode = BbrMode::ProbeBw;
         self.ca.cycle_idx = (CYCLE_LEN - 1 - self.rand.below(BBR_CYCLE_RAND)) as u8;
-        self.advance_cycle_phase(x);
+        self.advance_cycle_phase(tp);
     }
 
     /// `bbr_reset_mode`: STARTUP if the pipe was never full, else PROBE_BW.
-    fn reset_mode(&mut self, x: &CaExtra) {
+    fn reset_mode(&mut self, tp: &CaCtx) {
         if !self.ca.full_bw_reached {
             self.reset_startup_mode();
         } else {
-            self.reset_probe_bw_mode(x);
+            self.reset_probe_bw_mode(tp);
         }
     }
 
@@ -719,27 +661,27 @@ impl Bbr {
 
     /// `bbr_reset_lt_bw_sampling_interval`.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_reset_lt_bw_sampling_interval
-    fn reset_lt_bw_sampling_interval(&mut self, tp: &CaCtx, x: &CaExtra) {
-        self.ca.lt_last_stamp = (x.delivered_mstamp / USEC_PER_MSEC) as u32;
+    fn reset_lt_bw_sampling_interval(&mut self, tp: &CaCtx) {
+        self.ca.lt_last_stamp = (tp.delivered_mstamp / USEC_PER_MSEC) as u32;
         self.ca.lt_last_delivered = tp.delivered;
-        self.ca.lt_last_lost = x.lost;
+        self.ca.lt_last_lost = tp.lost;
         self.ca.lt_rtt_cnt = 0;
     }
 
     /// `bbr_reset_lt_bw_sampling`.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_reset_lt_bw_sampling
-    fn reset_lt_bw_sampling(&mut self, tp: &CaCtx, x: &CaExtra) {
+    fn reset_lt_bw_sampling(&mut self, tp: &CaCtx) {
         self.ca.lt_bw = 0;
         self.ca.lt_use_bw = false;
         self.ca.lt_is_sampling = false;
-        self.reset_lt_bw_sampling_interval(tp, x);
+        self.reset_lt_bw_sampling_interval(tp);
     }
 
     /// `bbr_lt_bw_interval_done`: a second interval whose rate is within
     /// 1/8 or 4 kbit/s of the first means a policer: pace at their mean.
     /// Otherwise this interval becomes the first.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_lt_bw_interval_done
-    fn lt_bw_interval_done(&mut self, tp: &CaCtx, x: &CaExtra, bw: u32) {
+    fn lt_bw_interval_done(&mut self, tp: &CaCtx, bw: u32) {
         if self.ca.lt_bw != 0 {
             // abs() of the u32 difference taken as an int.
             let diff = (bw.wrapping_sub(self.ca.lt_bw) as i32).wrapping_abs() as u32;
@@ -754,7 +696,7 @@ impl Bbr {
             }
         }
         self.ca.lt_bw = bw;
-        self.reset_lt_bw_sampling_interval(tp, x);
+        self.reset_lt_bw_sampling_interval(tp);
     }
 
     /// `bbr_lt_bw_sampling`: after a first loss, measure delivery over
@@ -762,13 +704,13 @@ impl Bbr {
     /// at least 50/256; stop using the policed rate after 48 rounds of
     /// PROBE_BW.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_lt_bw_sampling
-    fn lt_bw_sampling(&mut self, tp: &CaCtx, x: &CaExtra, rs: &RateSample) {
+    fn lt_bw_sampling(&mut self, tp: &CaCtx, rs: &RateSample) {
         if self.ca.lt_use_bw {
             if self.ca.mode == BbrMode::ProbeBw && self.ca.round_start {
                 self.ca.lt_rtt_cnt = (self.ca.lt_rtt_cnt + 1) & 0x7f;
                 if self.ca.lt_rtt_cnt as u32 >= BBR_LT_BW_MAX_RTTS {
-                    self.reset_lt_bw_sampling(tp, x);
-                    self.reset_probe_bw_mode(x);
+                    self.reset_lt_bw_sampling(tp);
+                    self.reset_probe_bw_mode(tp);
                 }
             }
             return;
@@ -778,11 +720,11 @@ impl Bbr {
             if rs.losses == 0 {
                 return;
             }
-            self.reset_lt_bw_sampling_interval(tp, x);
+            self.reset_lt_bw_sampling_interval(tp);
             self.ca.lt_is_sampling = true;
         }
         if rs.is_app_limited {
-            self.reset_lt_bw_sampling(tp, x);
+            self.reset_lt_bw_sampling(tp);
             return;
         }
         if self.ca.round_start {
@@ -792,29 +734,29 @@ impl Bbr {
             return;
         }
         if self.ca.lt_rtt_cnt as u32 > 4 * BBR_LT_INTVL_MIN_RTTS {
-            self.reset_lt_bw_sampling(tp, x);
+            self.reset_lt_bw_sampling(tp);
             return;
         }
         // End the interval at a loss, when the tokens are exhausted.
         if rs.losses == 0 {
             return;
         }
-        let lost = x.lost.wrapping_sub(self.ca.lt_last_lost);
+        let lost = tp.lost.wrapping_sub(self.ca.lt_last_lost);
         let delivered = tp.delivered.wrapping_sub(self.ca.lt_last_delivered);
         if delivered == 0 || (lost << BBR_SCALE) < BBR_LT_LOSS_THRESH.wrapping_mul(delivered) {
             return;
         }
-        let mut t = ((x.delivered_mstamp / USEC_PER_MSEC) as u32).wrapping_sub(self.ca.lt_last_stamp);
+        let mut t = ((tp.delivered_mstamp / USEC_PER_MSEC) as u32).wrapping_sub(self.ca.lt_last_stamp);
         if (t as i32) < 1 {
             return;
         }
         if t >= u32::MAX / USEC_PER_MSEC as u32 {
-            self.reset_lt_bw_sampling(tp, x);
+            self.reset_lt_bw_sampling(tp);
             return;
         }
         t *= USEC_PER_MSEC as u32;
         let bw = (delivered as u64 * BW_UNIT) / t as u64;
-        self.lt_bw_interval_done(tp, x, bw as u32);
+        self.lt_bw_interval_done(tp, bw as u32);
     }
 
     // -----------------------------------------------------------------------
@@ -825,7 +767,7 @@ impl Bbr {
     /// the previous round's end is delivered), then feed the sample to the
     /// max filter unless it is application-limited and below the estimate.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_update_bw
-    fn update_bw(&mut self, tp: &CaCtx, x: &CaExtra, rs: &RateSample) {
+    fn update_bw(&mut self, tp: &CaCtx, rs: &RateSample) {
         self.ca.round_start = false;
         if rs.delivered < 0 || rs.interval_us <= 0 {
             return;
@@ -836,7 +778,7 @@ impl Bbr {
             self.ca.round_start = true;
             self.ca.packet_conservation = false;
         }
-        self.lt_bw_sampling(tp, x, rs);
+        self.lt_bw_sampling(tp, rs);
         // div64_long: s64 by long.
         let bw = ((rs.delivered as i64).wrapping_mul(BW_UNIT as i64) / rs.interval_us) as u64;
         if !rs.is_app_limited || bw >= self.max_bw() as u64 {
@@ -848,7 +790,7 @@ impl Bbr {
     /// beyond what the bandwidth estimate explains; its max per slot of 5
     /// rounds, over two slots, is the aggregation allowance.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_update_ack_aggregation
-    fn update_ack_aggregation(&mut self, tp: &CaCtx, x: &CaExtra, rs: &RateSample) {
+    fn update_ack_aggregation(&mut self, tp: &CaCtx, rs: &RateSample) {
         if BBR_EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
             return;
         }
@@ -860,14 +802,14 @@ impl Bbr {
                 self.ca.extra_acked[self.ca.extra_acked_win_idx as usize] = 0;
             }
         }
-        let epoch_us = tcp_stamp_us_delta(x.delivered_mstamp, self.ca.ack_epoch_mstamp);
+        let epoch_us = tcp_stamp_us_delta(tp.delivered_mstamp, self.ca.ack_epoch_mstamp);
         let mut expected_acked = ((self.bw() as u64 * epoch_us as u64) / BW_UNIT) as u32;
         // A slow epoch, or a huge one: start a new epoch now.
         if self.ca.ack_epoch_acked <= expected_acked
             || self.ca.ack_epoch_acked.wrapping_add(rs.acked_sacked) >= BBR_ACK_EPOCH_ACKED_RESET_THRESH
         {
             self.ca.ack_epoch_acked = 0;
-            self.ca.ack_epoch_mstamp = x.delivered_mstamp;
+            self.ca.ack_epoch_mstamp = tp.delivered_mstamp;
             expected_acked = 0;
         }
         self.ca.ack_epoch_acked = self.ca.ack_epoch_acked.wrapping_add(rs.acked_sacked).min(0xfffff);
@@ -900,28 +842,28 @@ impl Bbr {
     /// becomes one BDP's in-flight, for tcp_info), DRAIN → PROBE_BW once
     /// in-flight at the next departure is at most that.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_check_drain
-    fn check_drain(&mut self, tp: &mut CaCtx, x: &CaExtra) {
+    fn check_drain(&mut self, tp: &mut CaCtx) {
         if self.ca.mode == BbrMode::Startup && self.ca.full_bw_reached {
             self.ca.mode = BbrMode::Drain;
-            tp.snd_ssthresh = self.inflight(tp, x, self.max_bw(), BBR_UNIT);
+            tp.snd_ssthresh = self.inflight(tp, self.max_bw(), BBR_UNIT);
         }
         if self.ca.mode == BbrMode::Drain
-            && self.packets_in_net_at_edt(tp, x, tp.packets_in_flight) <= self.inflight(tp, x, self.max_bw(), BBR_UNIT)
+            && self.packets_in_net_at_edt(tp, tp.packets_in_flight) <= self.inflight(tp, self.max_bw(), BBR_UNIT)
         {
-            self.reset_probe_bw_mode(x);
+            self.reset_probe_bw_mode(tp);
         }
     }
 
     /// `bbr_check_probe_rtt_done`: after the 200 ms (and the round), restore
     /// cwnd and go back to STARTUP or PROBE_BW.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_check_probe_rtt_done
-    fn check_probe_rtt_done(&mut self, tp: &mut CaCtx, x: &CaExtra) {
+    fn check_probe_rtt_done(&mut self, tp: &mut CaCtx) {
         if !(self.ca.probe_rtt_done_stamp != 0 && after(tp.jiffies, self.ca.probe_rtt_done_stamp)) {
             return;
         }
         self.ca.min_rtt_stamp = tp.jiffies;
         tp.snd_cwnd = tp.snd_cwnd.max(self.ca.prior_cwnd);
-        self.reset_mode(x);
+        self.reset_mode(tp);
     }
 
     /// `bbr_update_min_rtt`: track the min RTT over 10 s (a larger sample
@@ -930,7 +872,7 @@ impl Bbr {
     /// for 200 ms and a round, marking the connection application-limited
     /// so that those low-rate samples do not lower the bandwidth estimate.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_update_min_rtt
-    fn update_min_rtt(&mut self, tp: &mut CaCtx, x: &mut CaExtra, rs: &RateSample) {
+    fn update_min_rtt(&mut self, tp: &mut CaCtx, rs: &RateSample) {
         let win = BBR_MIN_RTT_WIN_SEC.wrapping_mul(tp.hz);
         let filter_expired = after(tp.jiffies, self.ca.min_rtt_stamp.wrapping_add(win));
         if rs.rtt_us >= 0 && (rs.rtt_us < self.ca.min_rtt_us as i64 || (filter_expired && !rs.is_ack_delayed)) {
@@ -945,7 +887,7 @@ impl Bbr {
         }
 
         if self.ca.mode == BbrMode::ProbeRtt {
-            x.app_limited = app_limited_marker(tp.delivered, tp.packets_in_flight);
+            tp.app_limited = app_limited_marker(tp.delivered, tp.packets_in_flight);
             if self.ca.probe_rtt_done_stamp == 0 && tp.packets_in_flight <= BBR_CWND_MIN_TARGET {
                 let hold = msecs_to_jiffies(BBR_PROBE_RTT_MODE_MS, tp.hz) as u32;
                 self.ca.probe_rtt_done_stamp = tp.jiffies.wrapping_add(hold);
@@ -956,7 +898,7 @@ impl Bbr {
                     self.ca.probe_rtt_round_done = true;
                 }
                 if self.ca.probe_rtt_round_done {
-                    self.check_probe_rtt_done(tp, x);
+                    self.check_probe_rtt_done(tp);
                 }
             }
         }
@@ -984,13 +926,13 @@ impl Bbr {
 
     /// `bbr_update_model`.
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_update_model
-    fn update_model(&mut self, tp: &mut CaCtx, x: &mut CaExtra, rs: &RateSample) {
-        self.update_bw(tp, x, rs);
-        self.update_ack_aggregation(tp, x, rs);
-        self.update_cycle_phase(tp, x, rs);
+    fn update_model(&mut self, tp: &mut CaCtx, rs: &RateSample) {
+        self.update_bw(tp, rs);
+        self.update_ack_aggregation(tp, rs);
+        self.update_cycle_phase(tp, rs);
         self.check_full_bw_reached(rs);
-        self.check_drain(tp, x);
-        self.update_min_rtt(tp, x, rs);
+        self.check_drain(tp);
+        self.update_min_rtt(tp, rs);
         self.update_gains();
     }
 
@@ -1003,11 +945,11 @@ impl Bbr {
     /// the ACK number and flags; BBR ignores them.)
     #[doc(alias = "bbr_main")]
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_main
-    pub fn cong_control(&mut self, tp: &mut CaCtx, x: &mut CaExtra, rs: &RateSample) {
-        self.update_model(tp, x, rs);
+    pub fn cong_control(&mut self, tp: &mut CaCtx, rs: &RateSample) {
+        self.update_model(tp, rs);
         let bw = self.bw();
-        self.set_pacing_rate(tp, x, bw, self.ca.pacing_gain);
-        self.set_cwnd(tp, x, rs, rs.acked_sacked, bw, self.ca.cwnd_gain);
+        self.set_pacing_rate(tp, bw, self.ca.pacing_gain);
+        self.set_cwnd(tp, rs, rs.acked_sacked, bw, self.ca.cwnd_gain);
     }
 
     /// `init` hook (`bbr_init`): STARTUP with no bandwidth, min RTT from
@@ -1016,7 +958,7 @@ impl Bbr {
     /// stack if no qdisc paces (`SK_PACING_NONE` → `SK_PACING_NEEDED`).
     #[doc(alias = "bbr_init")]
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_init
-    pub fn init(&mut self, tp: &mut CaCtx, x: &CaExtra) {
+    pub fn init(&mut self, tp: &mut CaCtx) {
         let ca = &mut self.ca;
         ca.prior_cwnd = 0;
         tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
@@ -1026,11 +968,11 @@ impl Bbr {
         ca.packet_conservation = false;
         ca.probe_rtt_done_stamp = 0;
         ca.probe_rtt_round_done = false;
-        ca.min_rtt_us = x.min_rtt_us;
+        ca.min_rtt_us = tp.min_rtt_us;
         ca.min_rtt_stamp = tp.jiffies;
         ca.bw.reset(ca.rtt_cnt, 0);
         ca.has_seen_rtt = false;
-        self.init_pacing_rate_from_rtt(tp, x);
+        self.init_pacing_rate_from_rtt(tp);
         let ca = &mut self.ca;
         ca.round_start = false;
         ca.idle_restart = false;
@@ -1039,7 +981,7 @@ impl Bbr {
         ca.full_bw_cnt = 0;
         ca.cycle_mstamp = 0;
         ca.cycle_idx = 0;
-        self.reset_lt_bw_sampling(tp, x);
+        self.reset_lt_bw_sampling(tp);
         self.reset_startup_mode();
         let ca = &mut self.ca;
         ca.ack_epoch_mstamp = tp.mstamp_us();
@@ -1065,10 +1007,10 @@ impl Bbr {
     /// restart full-pipe detection and long-term sampling; cwnd stays.
     #[doc(alias = "bbr_undo_cwnd")]
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_undo_cwnd
-    pub fn undo_cwnd(&mut self, tp: &mut CaCtx, x: &CaExtra) -> u32 {
+    pub fn undo_cwnd(&mut self, tp: &mut CaCtx) -> u32 {
         self.ca.full_bw = 0;
         self.ca.full_bw_cnt = 0;
-        self.reset_lt_bw_sampling(tp, x);
+        self.reset_lt_bw_sampling(tp);
         tp.snd_cwnd
     }
 
@@ -1077,13 +1019,13 @@ impl Bbr {
     /// tracking and counts as a loss for long-term sampling.
     #[doc(alias = "bbr_set_state")]
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_set_state
-    pub fn set_state(&mut self, tp: &mut CaCtx, x: &CaExtra, new_state: CaState) {
+    pub fn set_state(&mut self, tp: &mut CaCtx, new_state: CaState) {
         if new_state == CaState::Loss {
             let rs = RateSample { losses: 1, ..RateSample::default() };
             self.ca.prev_ca_state = CaState::Loss;
             self.ca.full_bw = 0;
             self.ca.round_start = true;
-            self.lt_bw_sampling(tp, x, &rs);
+            self.lt_bw_sampling(tp, &rs);
         }
     }
 
@@ -1093,16 +1035,16 @@ impl Bbr {
     /// end now.
     #[doc(alias = "bbr_cwnd_event")]
     //= linux:v6.12:net/ipv4/tcp_bbr.c#bbr_cwnd_event
-    pub fn cwnd_event(&mut self, tp: &mut CaCtx, x: &CaExtra, event: CaEvent) {
-        if event == CaEvent::TxStart && x.app_limited != 0 {
+    pub fn cwnd_event(&mut self, tp: &mut CaCtx, event: CaEvent) {
+        if event == CaEvent::TxStart && tp.app_limited != 0 {
             self.ca.idle_restart = true;
             self.ca.ack_epoch_mstamp = tp.mstamp_us();
             self.ca.ack_epoch_acked = 0;
             if self.ca.mode == BbrMode::ProbeBw {
                 let bw = self.bw();
-                self.set_pacing_rate(tp, x, bw, BBR_UNIT);
+                self.set_pacing_rate(tp, bw, BBR_UNIT);
             } else if self.ca.mode == BbrMode::ProbeRtt {
-                self.check_probe_rtt_done(tp, x);
+                self.check_probe_rtt_done(tp);
             }
         }
     }
@@ -1125,8 +1067,7 @@ impl CongestionOps for Bbr {
         "bbr"
     }
     fn init(&mut self, tp: &mut CaCtx) {
-        let x = CaExtra::from_ctx(tp);
-        Bbr::init(self, tp, &x);
+        Bbr::init(self, tp);
     }
     fn ssthresh(&mut self, tp: &mut CaCtx) -> u32 {
         Bbr::ssthresh(self, tp)
@@ -1136,22 +1077,16 @@ impl CongestionOps for Bbr {
         true
     }
     fn cong_control(&mut self, tp: &mut CaCtx, _ack: tcplab_wire::SeqNum, _flag: u32, rs: &RateSample) {
-        let mut x = CaExtra::from_ctx(tp);
-        Bbr::cong_control(self, tp, &mut x, rs);
-        // PROBE_RTT marks the connection application-limited.
-        tp.app_limited = x.app_limited;
+        Bbr::cong_control(self, tp, rs);
     }
     fn set_state(&mut self, tp: &mut CaCtx, new_state: CaState) {
-        let x = CaExtra::from_ctx(tp);
-        Bbr::set_state(self, tp, &x, new_state);
+        Bbr::set_state(self, tp, new_state);
     }
     fn cwnd_event(&mut self, tp: &mut CaCtx, ev: CaEvent) {
-        let x = CaExtra::from_ctx(tp);
-        Bbr::cwnd_event(self, tp, &x, ev);
+        Bbr::cwnd_event(self, tp, ev);
     }
     fn undo_cwnd(&mut self, tp: &mut CaCtx) -> u32 {
-        let x = CaExtra::from_ctx(tp);
-        Bbr::undo_cwnd(self, tp, &x)
+        Bbr::undo_cwnd(self, tp)
     }
     fn min_tso_segs(&self, tp: &CaCtx) -> Option<u32> {
         Some(bbr_min_tso_segs(tp.pacing_rate))

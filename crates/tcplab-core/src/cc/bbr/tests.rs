@@ -70,18 +70,17 @@ const NOTHING: Ack = Ack { acked: 0, interval_us: -1, rtt_us: -1, ..ACK };
 struct H {
     bbr: Bbr,
     tp: CaCtx,
-    x: CaExtra,
 }
 
 impl H {
     /// `bbr_init` at t = 0 with cwnd 10, srtt = min RTT = 100 ms.
     fn new(rand: CycleRand) -> H {
-        let mut tp = CaCtx { mss_cache: MSS, snd_cwnd: 10, srtt_us: RTT_US << 3, ..CaCtx::default() };
+        let mut tp =
+            CaCtx { mss_cache: MSS, snd_cwnd: 10, srtt_us: RTT_US << 3, min_rtt_us: RTT_US, ..CaCtx::default() };
         set_time(&mut tp, 0);
-        let x = CaExtra { min_rtt_us: RTT_US, ..CaExtra::default() };
         let mut bbr = Bbr::new(rand);
-        bbr.init(&mut tp, &x);
-        H { bbr, tp, x }
+        bbr.init(&mut tp);
+        H { bbr, tp }
     }
 
     /// A flow in steady PROBE_BW at 50 packets per 100 ms, seeded at
@@ -93,7 +92,7 @@ impl H {
         h.tp.delivered = 1000;
         h.tp.snd_cwnd = 106;
         h.tp.pacing_rate = rate(BW50, BBR_UNIT);
-        h.x.delivered_mstamp = h.tp.mstamp_us();
+        h.tp.delivered_mstamp = h.tp.mstamp_us();
         let now = h.tp.mstamp_us();
         let j = h.tp.jiffies;
         let ca = h.bbr.ca_mut();
@@ -125,9 +124,9 @@ impl H {
         let prior = a.prior_delivered.unwrap_or(self.tp.delivered);
         self.tp.delivered = self.tp.delivered.wrapping_add(a.acked);
         if a.acked > 0 {
-            self.x.delivered_mstamp = self.tp.mstamp_us();
+            self.tp.delivered_mstamp = self.tp.mstamp_us();
         }
-        self.x.lost = self.x.lost.wrapping_add(a.losses);
+        self.tp.lost = self.tp.lost.wrapping_add(a.losses);
         self.tp.packets_in_flight = a.in_flight;
         let valid = a.interval_us > 0;
         let rs = RateSample {
@@ -142,7 +141,7 @@ impl H {
             is_app_limited: a.app_limited,
             ..RateSample::default()
         };
-        self.bbr.cong_control(&mut self.tp, &mut self.x, &rs);
+        self.bbr.cong_control(&mut self.tp, &rs);
         rs
     }
 
@@ -188,9 +187,8 @@ fn test_rate_bytes_per_sec_orders_and_truncates_like_the_kernel() {
     // Gain 88 (DRAIN): 8388000·88 >> 8 = 2883375, ·990000 >> 24 = 170143.
     assert_eq!(rate(BW50, BBR_DRAIN_GAIN), 170_143);
     // sk_max_pacing_rate caps it.
-    let tp = CaCtx { mss_cache: MSS, ..CaCtx::default() };
-    let x = CaExtra { max_pacing_rate: 200_000, ..CaExtra::default() };
-    assert_eq!(Bbr::bw_to_pacing_rate(&tp, &x, BW50, BBR_UNIT), 200_000);
+    let tp = CaCtx { mss_cache: MSS, max_pacing_rate: 200_000, ..CaCtx::default() };
+    assert_eq!(Bbr::bw_to_pacing_rate(&tp, BW50, BBR_UNIT), 200_000);
 }
 
 #[test]
@@ -234,28 +232,28 @@ fn test_tso_segs_goal_and_min_tso_segs() {
 #[test]
 fn test_quantization_budget_and_inflight() {
     let mut h = H::probe_bw(1000, CycleRand::Fixed(0));
-    let (tp, x) = (&h.tp, &h.x);
+    let tp = &h.tp;
     // Goal 2 at 494964 B/s: +6, rounded to even.
-    assert_eq!(h.bbr.quantization_budget(tp, x, 50), 56);
-    assert_eq!(h.bbr.quantization_budget(tp, x, 51), 58);
-    assert_eq!(h.bbr.inflight(tp, x, BW50, BBR_UNIT), 56);
+    assert_eq!(h.bbr.quantization_budget(tp, 50), 56);
+    assert_eq!(h.bbr.quantization_budget(tp, 51), 58);
+    assert_eq!(h.bbr.inflight(tp, BW50, BBR_UNIT), 56);
     // In the 5/4 phase 2 more: 63 + 6 = 69 → 70 → 72.
     h.bbr.ca_mut().cycle_idx = 0;
-    assert_eq!(h.bbr.inflight(&h.tp, &h.x, BW50, 320), 72);
+    assert_eq!(h.bbr.inflight(&h.tp, BW50, 320), 72);
 }
 
 #[test]
 fn test_packets_in_net_at_edt() {
     let mut h = H::probe_bw(1000, CycleRand::Fixed(0));
     // No departure scheduled ahead: in-flight as is at gain ≤ 1 …
-    assert_eq!(h.bbr.packets_in_net_at_edt(&h.tp, &h.x, 40), 40);
+    assert_eq!(h.bbr.packets_in_net_at_edt(&h.tp, 40), 40);
     // … plus the next burst (2) at gain > 1.
     h.bbr.ca_mut().pacing_gain = 320;
-    assert_eq!(h.bbr.packets_in_net_at_edt(&h.tp, &h.x, 40), 42);
+    assert_eq!(h.bbr.packets_in_net_at_edt(&h.tp, 40), 42);
     // EDT 20 ms ahead: the path delivers 8388·20000 >> 24 = 9 meanwhile.
-    h.x.wstamp_ns = h.tp.now.as_nanos() + 20_000_000;
-    assert_eq!(h.bbr.packets_in_net_at_edt(&h.tp, &h.x, 40), 33);
-    assert_eq!(h.bbr.packets_in_net_at_edt(&h.tp, &h.x, 5), 0);
+    h.tp.wstamp_ns = h.tp.now.as_nanos() + 20_000_000;
+    assert_eq!(h.bbr.packets_in_net_at_edt(&h.tp, 40), 33);
+    assert_eq!(h.bbr.packets_in_net_at_edt(&h.tp, 5), 0);
 }
 
 #[test]
@@ -264,7 +262,7 @@ fn test_cycle_rand_start_phase_never_the_drain_phase() {
     let want = [0u8, 7, 6, 5, 4, 3, 2];
     for (r, w) in want.iter().enumerate() {
         let mut b = Bbr::new(CycleRand::Fixed(r as u32));
-        b.reset_probe_bw_mode(&CaExtra::default());
+        b.reset_probe_bw_mode(&CaCtx::default());
         assert_eq!((b.mode(), b.ca().cycle_idx), (BbrMode::ProbeBw, *w));
     }
     // Fixed draws are reduced modulo the bound.
@@ -315,9 +313,8 @@ fn test_init_paces_high_gain_cwnd_over_srtt() {
 fn test_init_without_rtt_uses_one_ms_then_first_srtt() {
     let mut tp = CaCtx { mss_cache: MSS, snd_cwnd: 10, srtt_us: 0, delivered: 77, ..CaCtx::default() };
     tp.pacing_status = PacingStatus::Fq;
-    let x = CaExtra::default();
     let mut b = Bbr::new(CycleRand::Fixed(0));
-    b.init(&mut tp, &x);
+    b.init(&mut tp);
     // 10·2^24/1000 = 167772 at gain 739: 167772000·739 >> 8 = 484310578,
     // ·990000 >> 24 = 28578488.
     assert_eq!(tp.pacing_rate, 28_578_488);
@@ -330,8 +327,7 @@ fn test_init_without_rtt_uses_one_ms_then_first_srtt() {
     // (even though the sample itself is invalid): 285662 with srtt 100 ms.
     tp.srtt_us = RTT_US << 3;
     let rs = RateSample { delivered: -1, interval_us: -1, rtt_us: -1, ..RateSample::default() };
-    let mut x = x;
-    b.cong_control(&mut tp, &mut x, &rs);
+    b.cong_control(&mut tp, &rs);
     assert!(b.ca().has_seen_rtt);
     assert_eq!(tp.pacing_rate, 285_662);
 }
@@ -516,7 +512,7 @@ fn test_probe_rtt_after_10s_holds_cwnd_4_for_200ms_and_a_round() {
     assert_eq!((h.ca().min_rtt_us, h.ca().min_rtt_stamp), (RTT_US, jiffies_at_ms(11_001)));
     assert_eq!(h.ca().prior_cwnd, cwnd_before);
     assert_eq!(h.tp.snd_cwnd, 4);
-    assert_eq!(h.x.app_limited, h.tp.delivered + 60);
+    assert_eq!(h.tp.app_limited, h.tp.delivered + 60);
     assert_eq!((h.ca().pacing_gain, h.ca().cwnd_gain), (256, 256));
     assert_eq!(h.ca().probe_rtt_done_stamp, 0, "in-flight 60 > 4");
 
@@ -582,8 +578,8 @@ fn test_probe_rtt_skipped_on_idle_restart() {
     // The application went idle; the first send after it (app-limited)
     // restarts from idle.
     h.at_ms(11_500);
-    h.x.app_limited = 1005;
-    h.bbr.cwnd_event(&mut h.tp, &h.x, CaEvent::TxStart);
+    h.tp.app_limited = 1005;
+    h.bbr.cwnd_event(&mut h.tp, CaEvent::TxStart);
     assert!(h.ca().idle_restart);
     // The first ACK of new data: the min RTT expired, but no PROBE_RTT
     // while restarting; the sample refreshes the min instead.
@@ -607,8 +603,8 @@ fn test_probe_rtt_ends_on_tx_start_after_idle() {
     // Idle past the 200 ms; the next send restarts from idle and ends
     // PROBE_RTT there, even without a round: cwnd back to exactly prior.
     h.at_ms(11_400);
-    h.x.app_limited = 7;
-    h.bbr.cwnd_event(&mut h.tp, &h.x, CaEvent::TxStart);
+    h.tp.app_limited = 7;
+    h.bbr.cwnd_event(&mut h.tp, CaEvent::TxStart);
     assert_eq!((h.bbr.mode(), h.tp.snd_cwnd), (BbrMode::ProbeBw, prior));
 }
 
@@ -625,16 +621,16 @@ fn test_tx_start_after_idle_paces_at_bw() {
     h.bbr.ca_mut().ack_epoch_acked = 30;
     // Not app-limited: nothing.
     h.at_ms(2_000);
-    h.bbr.cwnd_event(&mut h.tp, &h.x, CaEvent::TxStart);
+    h.bbr.cwnd_event(&mut h.tp, CaEvent::TxStart);
     assert!(!h.ca().idle_restart);
     assert_eq!(h.tp.pacing_rate, 618_705);
     // Other events: nothing.
-    h.x.app_limited = 3;
-    h.bbr.cwnd_event(&mut h.tp, &h.x, CaEvent::CwndRestart);
+    h.tp.app_limited = 3;
+    h.bbr.cwnd_event(&mut h.tp, CaEvent::CwndRestart);
     assert!(!h.ca().idle_restart);
     // App-limited restart: pace at 1.0·bw (494964 < 618705; the pipe is
     // full so it may go down), new aggregation epoch.
-    h.bbr.cwnd_event(&mut h.tp, &h.x, CaEvent::TxStart);
+    h.bbr.cwnd_event(&mut h.tp, CaEvent::TxStart);
     assert!(h.ca().idle_restart);
     assert_eq!(h.tp.pacing_rate, 494_964);
     assert_eq!((h.ca().ack_epoch_mstamp, h.ca().ack_epoch_acked), (2_000_000, 0));
@@ -730,9 +726,9 @@ fn test_lt_sampling_needs_loss_rate_and_resets_after_16_rounds() {
 fn test_lt_bw_interval_done_consistency_thresholds() {
     let h = H::probe_bw(1000, CycleRand::Fixed(0));
     let check = |lt_bw: u32, bw: u32| {
-        let mut h2 = H { bbr: h.bbr.clone(), tp: h.tp.clone(), x: h.x };
+        let mut h2 = H { bbr: h.bbr.clone(), tp: h.tp.clone() };
         h2.bbr.ca_mut().lt_bw = lt_bw;
-        h2.bbr.lt_bw_interval_done(&h2.tp, &h2.x, bw);
+        h2.bbr.lt_bw_interval_done(&h2.tp, bw);
         (h2.ca().lt_use_bw, h2.ca().lt_bw)
     };
     // Within 1/8: 125·256 = 32000 ≤ 32·1000: policed at the mean (1062).
@@ -853,11 +849,11 @@ fn test_recovery_conserves_packets_for_a_round_then_restores() {
 #[test]
 fn test_rto_loss_state_starts_lt_sampling_and_restores_on_exit() {
     let mut h = H::probe_bw(1000, CycleRand::Fixed(0));
-    h.x.lost = 7;
+    h.tp.lost = 7;
     // tcp_enter_loss: ssthresh (saves 106), then set_state(Loss) before
     // the state changes; the core then sets cwnd = in_flight + 1.
     h.bbr.ssthresh(&mut h.tp);
-    h.bbr.set_state(&mut h.tp, &h.x, CaState::Loss);
+    h.bbr.set_state(&mut h.tp, CaState::Loss);
     assert_eq!((h.ca().prev_ca_state, h.ca().full_bw), (CaState::Loss, 0));
     assert!(h.ca().round_start && h.ca().lt_is_sampling);
     assert_eq!((h.ca().lt_rtt_cnt, h.ca().lt_last_delivered, h.ca().lt_last_lost), (1, 1000, 7));
@@ -874,7 +870,7 @@ fn test_rto_loss_state_starts_lt_sampling_and_restores_on_exit() {
     assert_eq!(h.tp.snd_cwnd, 107);
     // Other states are not BBR's business.
     let before = *h.ca();
-    h.bbr.set_state(&mut h.tp, &h.x, CaState::Recovery);
+    h.bbr.set_state(&mut h.tp, CaState::Recovery);
     assert_eq!(*h.ca(), before);
 }
 
@@ -888,8 +884,8 @@ fn test_undo_resets_full_bw_and_lt_and_keeps_cwnd() {
         ca.lt_bw = 3355;
         ca.lt_is_sampling = true;
     }
-    h.x.lost = 9;
-    assert_eq!(h.bbr.undo_cwnd(&mut h.tp, &h.x), 106);
+    h.tp.lost = 9;
+    assert_eq!(h.bbr.undo_cwnd(&mut h.tp), 106);
     let ca = h.ca();
     assert_eq!((ca.full_bw, ca.full_bw_cnt, ca.lt_bw, ca.lt_use_bw, ca.lt_is_sampling), (0, 0, 0, false, false));
     assert_eq!((ca.lt_last_lost, ca.lt_last_stamp), (9, 1000));
@@ -921,8 +917,8 @@ fn test_no_input_panics() {
         h.tp.mss_cache = v;
         h.tp.snd_cwnd = v;
         h.tp.snd_cwnd_clamp = v;
-        h.x.pacing_shift = v;
-        h.x.wstamp_ns = u64::MAX >> (i as u32);
+        h.tp.pacing_shift = v;
+        h.tp.wstamp_ns = u64::MAX >> (i as u32);
         h.at_us(u64::from(v) * 7);
         for a in [
             Ack { acked: v, losses: v, in_flight: v, prior_in_flight: v, interval_us: 1, rtt_us: v as i64, ..ACK },
@@ -931,9 +927,9 @@ fn test_no_input_panics() {
         ] {
             h.ack(a);
         }
-        h.bbr.set_state(&mut h.tp, &h.x, CaState::Loss);
-        h.bbr.cwnd_event(&mut h.tp, &h.x, CaEvent::TxStart);
-        h.bbr.undo_cwnd(&mut h.tp, &h.x);
+        h.bbr.set_state(&mut h.tp, CaState::Loss);
+        h.bbr.cwnd_event(&mut h.tp, CaEvent::TxStart);
+        h.bbr.undo_cwnd(&mut h.tp);
         h.bbr.ssthresh(&mut h.tp);
         let _ = h.bbr.get_info(&h.tp);
     }
@@ -965,9 +961,8 @@ fn test_rate_sampler_drives_bbr_on_an_ideal_path() {
 
     let mut tp = CaCtx { mss_cache: MSS, snd_cwnd: 10, srtt_us: 0, ..CaCtx::default() };
     set_time(&mut tp, 1_000);
-    let mut x = CaExtra::default();
     let mut bbr = Bbr::new(CycleRand::Seeded(1));
-    bbr.init(&mut tp, &x);
+    bbr.init(&mut tp);
     let mut rate = TcpRate::default();
     let mut out: VecDeque<Pkt> = VecDeque::new();
     let (mut next_seq, mut link_free, mut min_rtt, mut pace_at) = (0u32, 0u64, u32::MAX, 1_000u64);
@@ -1006,10 +1001,10 @@ fn test_rate_sampler_drives_bbr_on_an_ideal_path() {
             assert!((rs.delivered as u64) * BW_UNIT / (rs.interval_us as u64) <= BW50 as u64, "{rs:?}");
         }
         tp.packets_in_flight = out.len() as u32;
-        x.delivered_mstamp = rate.delivered_mstamp;
-        x.app_limited = rate.app_limited;
-        bbr.cong_control(&mut tp, &mut x, &rs);
-        rate.app_limited = x.app_limited;
+        tp.delivered_mstamp = rate.delivered_mstamp;
+        tp.app_limited = rate.app_limited;
+        bbr.cong_control(&mut tp, &rs);
+        rate.app_limited = tp.app_limited;
         if modes.last().map(|m| m.1) != Some(bbr.mode()) {
             modes.push((now, bbr.mode()));
         }
