@@ -710,3 +710,29 @@ fn ack_train_fq_needs_a_full_delay_min_where_unpaced_needs_half() {
         }
     }
 }
+
+/// `hystart_train_half_rtt` (the pre-5.7 threshold in the current HyStart,
+/// the kernel backend's `tcp_cubic.hystart_train_half_rtt`): the same ACKs
+/// as above with a pacing rate of 12 500 000 B/s (ack_delay 1000 µs),
+/// delay_min = 20 ms. Paced or not, the threshold is 20 000 >> 1 = 10 000
+/// µs with no ACK-delay allowance, so the ACK at +10 001 fires; without the
+/// switch, Fq needs 21 000 and None 10 500 (neither fires at +10 001).
+#[test]
+fn ack_train_half_rtt_switch_ignores_pacing_and_ack_delay() {
+    let at: Vec<u64> = (1..=10).map(|k| k * 1_000).chain([10_001, 11_000]).collect();
+    for half_rtt in [false, true] {
+        for status in [PacingStatus::None, PacingStatus::Fq] {
+            let p = CubicParams { hystart_train_half_rtt: half_rtt, ..CubicParams::for_version(CubicVersion::Current) };
+            let mut f = Flow::start(p, 20);
+            f.tp.pacing_status = status;
+            f.tp.pacing_rate = 12_500_000;
+            let fired = train_round(&mut f, &at, 20_000);
+            let expect = match (half_rtt, status) {
+                (true, _) => Some(10_001),
+                (false, PacingStatus::None) => Some(11_000),
+                (false, _) => None,
+            };
+            assert_eq!(fired, expect, "half_rtt {half_rtt} {status:?}");
+        }
+    }
+}

@@ -13,6 +13,15 @@ pub const DCTCP_ACK_ON_CE_CHANGE: &str = "tcp_dctcp.dctcp_ack_on_ce_change";
 /// 4: HyStart's delay threshold `delay_min/16` (before "tcp_cubic: refine
 /// Hystart delay threshold", seed 003).
 pub const HYSTART_DELAY_THRESH_SHIFT: &str = "tcp_cubic.hystart_delay_thresh_shift";
+/// 1: HyStart's ACK train needs `delay_min/2` even when the socket is paced,
+/// as before "tcp_cubic: make Hystart aware of pacing" (v5.7).
+pub const HYSTART_TRAIN_HALF_RTT: &str = "tcp_cubic.hystart_train_half_rtt";
 
-pub const ALL: &[&str] =
-    &[FORWARD_PROGRESS_GROWTH, CWND_REDUCTION_FLOOR, ACK_ON_CWR, DCTCP_ACK_ON_CE_CHANGE, HYSTART_DELAY_THRESH_SHIFT];
+pub const ALL: &[&str] = &[
+    FORWARD_PROGRESS_GROWTH,
+    CWND_REDUCTION_FLOOR,
+    ACK_ON_CWR,
+    DCTCP_ACK_ON_CE_CHANGE,
+    HYSTART_DELAY_THRESH_SHIFT,
+    HYSTART_TRAIN_HALF_RTT,
+];

@@ -156,6 +156,13 @@ pub struct CubicParams {
     /// before "tcp_cubic: refine Hystart delay threshold" (≤ 3.18, 6.25 %),
     /// 3 after (≥ 3.19, 12.5 %).
     pub hystart_delay_thresh_shift: u32,
+    /// The ACK-train threshold of v3.x to v5.6 in the current HyStart:
+    /// `delay_min/2` whether or not the socket is paced, without
+    /// `hystart_ack_delay` (the kernel backend's switch
+    /// `tcp_cubic.hystart_train_half_rtt`). Default false, mainline since
+    /// 5.7 ("tcp_cubic: make Hystart aware of pacing"); the 3.x HyStarts
+    /// always use half an RTT.
+    pub hystart_train_half_rtt: bool,
     /// Not a tcp_cubic parameter (tcplab-only): leave the initial slow start
     /// by HyStart++ (RFC 9406) instead of Linux HyStart, whose `hystart*`
     /// parameters are then unused. Default false, as in Linux.
@@ -188,6 +195,7 @@ impl CubicParams {
             hystart_ack_delta_us: 2000,
             hystart_version: version.hystart_version(),
             hystart_delay_thresh_shift: if version == CubicVersion::V3_18 { 4 } else { 3 },
+            hystart_train_half_rtt: false,
             hystart_plus_plus: false,
             hystart_plus_plus_l: 0,
         }
@@ -213,6 +221,7 @@ impl CubicParams {
             hystart_low_window: self.hystart_low_window,
             hystart_ack_delta_us: self.hystart_ack_delta_us,
             hystart_delay_thresh_shift: self.hystart_delay_thresh_shift,
+            hystart_train_half_rtt: self.hystart_train_half_rtt,
         }
     }
 

@@ -89,6 +89,9 @@ pub struct HystartParams {
     pub hystart_ack_delta_us: u32,
     /// The delay threshold is `delay_min >> hystart_delay_thresh_shift`.
     pub hystart_delay_thresh_shift: u32,
+    /// The current HyStart's ACK train needs only `delay_min/2`, paced or
+    /// not, as before 5.7 (see `CubicParams::hystart_train_half_rtt`).
+    pub hystart_train_half_rtt: bool,
 }
 
 /// Which detector fired on one call (for tracing; the counters say the
@@ -244,6 +247,9 @@ impl Hystart {
                 // internal pacing it may be spread over a whole one.
                 if tp.pacing_status == PacingStatus::None {
                     threshold >>= 1;
+                }
+                if p.hystart_train_half_rtt {
+                    threshold = delay_min >> 1;
                 }
                 // The kernel casts the train length to s32, but comparing it
                 // with the u32 threshold converts it back: unsigned compare.

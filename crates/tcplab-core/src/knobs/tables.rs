@@ -470,6 +470,14 @@ pub static CUBIC: &[KnobSpec<CubicParams>] = &[
         doc: "HyStart delay threshold is delay_min >> this (4 before v3.19, 3 since).",
     },
     KnobSpec {
+        name: "hystart_train_half_rtt",
+        kind: Kind::Bool(|p| &mut p.hystart_train_half_rtt),
+        models: Models::Era,
+        side: Side::Sender,
+        kernel: switch("tcp_cubic.hystart_train_half_rtt"),
+        doc: "Current HyStart's ACK train needs delay_min/2 even when paced, no ACK-delay allowance (before v5.7).",
+    },
+    KnobSpec {
         name: "hystart_plus_plus",
         kind: Kind::Bool(|p| &mut p.hystart_plus_plus),
         models: Models::TcplabOnly,
