@@ -203,6 +203,23 @@ fn test_json_has_required_keys() {
     }
     assert_eq!(f["id"], "f1");
     assert_eq!(f["cc"], "cubic");
+    // The sender's final tcp_info: what delivered, what was CE-marked,
+    // and what held the sender back.
+    let snd = &f["sender"];
+    for k in [
+        "delivered",
+        "delivered_ce",
+        "data_segs_out",
+        "busy_time_us",
+        "rwnd_limited_us",
+        "sndbuf_limited_us",
+        "pacing_rate",
+    ] {
+        assert!(snd.get(k).is_some(), "missing flows[0].sender.{k}: {f}");
+    }
+    assert!(snd["delivered"].as_u64().unwrap() > 0);
+    assert!(snd["data_segs_out"].as_u64().unwrap() >= snd["delivered"].as_u64().unwrap());
+    assert!(snd["busy_time_us"].as_u64().unwrap() > 0);
     let links = v["links"].as_array().unwrap();
     assert_eq!(links.len(), 4, "two links, two directions each");
     for k in ["id", "utilization", "drops", "ce_marks"] {

@@ -34,6 +34,11 @@
 //!       "count": 1000, "min_us": 1.0, "mean_us": 1.0, "p50_us": 1.0,
 //!       "p90_us": 1.0, "p99_us": 1.0, "p999_us": 1.0, "max_us": 1.0
 //!     },
+//!     "sender": {                  // the last run's client socket, final tcp_info
+//!       "delivered": 1, "delivered_ce": 0, "data_segs_out": 1,  // tcpi_* segments
+//!       "busy_time_us": 1, "rwnd_limited_us": 0, "sndbuf_limited_us": 0,  // chrono stats
+//!       "pacing_rate": 1          // bytes/s
+//!     },
 //!     "runs": [{                   // one per connection (flow.repeat), in order
 //!       "start_s": 0.0, "completed_at_s": 1.0 | null, "closed_at_s": 1.0 | null,
 //!       "bytes_delivered": 1, "goodput_bps": 1.0, "retransmits": 0, "rpcs": 0
@@ -108,7 +113,32 @@ pub struct FlowReport {
     /// `FlowResult::counters_known`).
     pub counters: Option<BTreeMap<&'static str, u64>>,
     pub rpc: Option<RpcReport>,
+    /// The sending socket's final `tcp_info` (the last run's client).
+    pub sender: SenderReport,
     pub runs: Vec<FlowRunReport>,
+}
+
+/// Fields of the flow's last client socket's `struct tcp_info` at the end
+/// of the run (include/uapi/linux/tcp.h; on the kernel backend the
+/// agent's `getsockopt(TCP_INFO)`), for comparing what held each sender
+/// back on the two backends.
+#[derive(Clone, Debug, Serialize)]
+pub struct SenderReport {
+    /// `tcpi_delivered`: segments delivered (cumulatively ACKed or SACKed).
+    pub delivered: u32,
+    /// `tcpi_delivered_ce`: of those, segments whose ACK carried ECE (CE
+    /// marks echoed by the receiver).
+    pub delivered_ce: u32,
+    /// `tcpi_data_segs_out`: data segments sent, retransmissions included.
+    pub data_segs_out: u32,
+    /// `tcpi_busy_time`: µs with data queued or in flight.
+    pub busy_time_us: u64,
+    /// `tcpi_rwnd_limited`: µs the peer's window held data back.
+    pub rwnd_limited_us: u64,
+    /// `tcpi_sndbuf_limited`: µs the send buffer held the application back.
+    pub sndbuf_limited_us: u64,
+    /// `tcpi_pacing_rate`, bytes per second.
+    pub pacing_rate: u64,
 }
 
 /// An RPC flow's latencies in µs (from exact integer nanoseconds;
@@ -264,6 +294,15 @@ impl RunReport {
                     goodput_last_bps,
                     counters: f.counters_known.then(|| counter_map(&f.counters)),
                     rpc: f.rpc.as_ref().map(RpcReport::new),
+                    sender: SenderReport {
+                        delivered: f.sender_info.delivered,
+                        delivered_ce: f.sender_info.delivered_ce,
+                        data_segs_out: f.sender_info.data_segs_out,
+                        busy_time_us: f.sender_info.busy_time_us,
+                        rwnd_limited_us: f.sender_info.rwnd_limited_us,
+                        sndbuf_limited_us: f.sender_info.sndbuf_limited_us,
+                        pacing_rate: f.sender_info.pacing_rate,
+                    },
                     runs: f.runs.iter().map(FlowRunReport::new).collect(),
                 }
             })
