@@ -417,6 +417,33 @@ fn test_per_segment_truesize_shrinks_a_fixed_buffers_window_as_on_the_kernel_bac
 }
 
 #[test]
+fn test_fq_edt_paces_skbs_and_the_pre_5_7_ack_train_exits_where_linux_6_12_does() {
+    // scenarios/hystart-80ms.toml under fq's EDT pacing, with HyStart's
+    // ACK-train threshold of v3.x-v5.6 (the kernel switch
+    // tcp_cubic.hystart_train_half_rtt): Linux 6.12 on the kernel backend
+    // left slow start on the train at cwnd 134-136 in 9 of 10 runs
+    // (docs/reproductions/hystart.md). fq releases each skb at its stamp
+    // with its segments together; when the model spaced every segment by
+    // mss/rate instead, its ACKs formed a train one round earlier, at 68.
+    let train_cwnd = |seed: u64| {
+        let sets = [
+            "tcp.preset=linux-current".to_string(),
+            "node.sender.qdisc=fq".to_string(),
+            "tcp.cubic.hystart_train_half_rtt=true".to_string(),
+            "run.duration=1s".to_string(),
+            format!("run.seed={seed}"),
+        ];
+        let sc = tcplab_lab::load(&repo("scenarios/hystart-80ms.toml"), &sets, None).unwrap();
+        let r = runner::run(&sc, None).unwrap().result;
+        r.counters.get(tcplab_core::Mib::TcpExtTCPHystartTrainCwnd)
+    };
+    for seed in [2, 6] {
+        let c = train_cwnd(seed);
+        assert!((120..=150).contains(&c), "seed {seed}: train exit at cwnd {c}");
+    }
+}
+
+#[test]
 fn test_police_drops_the_excess_before_the_queue_and_passes_at_most_rate_plus_burst() {
     let text = with(
         "delay = \"1ms\"",

@@ -51,9 +51,7 @@ impl Sim {
             let server_iss = SeqNum(flow.rng.next_u32());
             let mut server = Connection::server(Arc::clone(&flow.server_cfg), SERVER_PORT, port, server_iss);
             server.set_nodelay(flow.nodelay);
-            if self.dirs[self.conns[s].nic as usize].fq.is_some() {
-                server.set_pacing_status_fq(true);
-            }
+            crate::sim_fq::attach(&mut server, self.dirs[self.conns[s].nic as usize].fq.as_deref());
             self.conns[s].tcp = Some(Box::new(server));
             client_iss
         };
@@ -61,11 +59,7 @@ impl Sim {
         let mut client =
             Connection::client_with_metrics(Arc::clone(&flow.client_cfg), port, SERVER_PORT, iss, now, cached.as_ref());
         client.set_nodelay(flow.nodelay);
-        if self.dirs[self.conns[c].nic as usize].fq.is_some() {
-            // sch_fq sets SK_PACING_FQ on the socket's first packet
-            // (fq_classify); HyStart's ACK-train test depends on it.
-            client.set_pacing_status_fq(true);
-        }
+        crate::sim_fq::attach(&mut client, self.dirs[self.conns[c].nic as usize].fq.as_deref());
         self.conns[c].tcp = Some(Box::new(client));
         flow.runs.push(RunRt {
             start: now,

@@ -168,10 +168,6 @@ pub(crate) struct ConnRt {
     pub blocked: bool,
     /// Its flow in the NIC's fq qdisc ([`NONE`] without fq).
     pub fq_flow: u32,
-    /// EDT pacing: `tcp_wstamp_ns`, the earliest time of its next packet.
-    pub wstamp: u64,
-    /// Data segments sent (`tp->data_segs_out`).
-    pub data_segs: u32,
     /// A [`Event::PaceWake`] is pending.
     pub pace_armed: bool,
     /// It reached a synchronized state at some point.
@@ -196,8 +192,6 @@ impl ConnRt {
             fired_at: None,
             blocked: false,
             fq_flow: NONE,
-            wstamp: 0,
-            data_segs: 0,
             pace_armed: false,
             established: false,
             done: false,
@@ -348,10 +342,7 @@ impl Sim {
             // Run 0's server listens from time zero.
             let mut server = Connection::server(Arc::clone(&server_cfg), SERVER_PORT, first_port, server_iss);
             server.set_nodelay(fc.nodelay);
-            if dirs[snic as usize].fq.is_some() {
-                // SK_PACING_FQ, as sch_fq sets it (see flows.rs).
-                server.set_pacing_status_fq(true);
-            }
+            crate::sim_fq::attach(&mut server, dirs[snic as usize].fq.as_deref());
             conns[conn_base as usize + 1].tcp = Some(Box::new(server));
             flows.push(FlowRt {
                 from: fc.from,

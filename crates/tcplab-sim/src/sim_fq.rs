@@ -5,23 +5,27 @@
 //!
 //! **EDT pacing** ([`FqPacing::Edt`](crate::config::FqPacing), Linux ≥
 //! 4.20). Linux TCP keeps `tcp_wstamp_ns` per socket. `__tcp_transmit_skb`
-//! stamps each packet with `max(tcp_wstamp_ns, now)` (its earliest
+//! stamps each skb with `max(tcp_wstamp_ns, now)` (its earliest
 //! departure time, also its `skb_mstamp_ns`, from which RTT samples are
 //! taken), and `tcp_update_skb_after_send` then advances the stamp by
-//! `len·10⁹/sk_pacing_rate` ns (`len` = payload bytes), less up to half
-//! of the jump the stamp made to catch up with `now` ("OS jitter"), once
-//! the socket has sent 10 data segments ("original sch_fq does not pace
-//! first 10 MSS") and only if a pacing rate is set. fq holds each packet
-//! until its stamp.
+//! `skb->len·10⁹/sk_pacing_rate` ns, less up to half of the jump the
+//! stamp made to catch up with `now` ("OS jitter"), once the socket has
+//! sent 10 data segments ("original sch_fq does not pace first 10 MSS")
+//! and only if a pacing rate is set. fq holds each skb until its stamp;
+//! GSO then sends its segments back to back. The core keeps that stamp
+//! per skb ([`Connection::tcp_wstamp_ns`](tcplab_core::Connection::tcp_wstamp_ns)).
 //!
 //! The simulator cannot hold a polled segment back in the core, so it
-//! holds the *connection* instead: it polls a connection only when
-//! `wstamp ≤ now`, applies the same stamp update to each segment polled,
-//! and otherwise arms a [`Event::PaceWake`] at `wstamp`. The packet
-//! reaches fq at its departure time (`time_to_send = now`), which is what
+//! holds the *connection* instead: it polls a connection only when the
+//! stamp is due, or while segments of an skb already stamped are still to
+//! come out ([`Connection::skb_segments_pending`](tcplab_core::Connection::skb_segments_pending)),
+//! and otherwise arms a [`Event::PaceWake`] at the stamp. The packets
+//! reach fq at their departure time (`time_to_send = now`), which is what
 //! fq would have released at that time, and the core's send time equals
-//! Linux's `skb_mstamp_ns`. The difference: in Linux the packet sits in
-//! fq (and in `packets_out`) while it waits, here it is not yet sent.
+//! Linux's `skb_mstamp_ns`. The difference: in Linux the skb sits in fq
+//! (and in `packets_out`) while it waits, here it is not yet sent.
+//! (Until 2026-12-02 the simulator stamped each *segment*, spacing an
+//! skb's segments by `mss/rate`; see docs/linux-differences.md.)
 //!
 //! **Backpressure.** A connection is polled only while the qdisc has room
 //! for it ([`FqQdisc::room`](crate::fq::FqQdisc::room): `limit`,
@@ -30,15 +34,23 @@
 //! NIC's ready queue like a pfifo NIC (`ready.rs`). TCP segments are never
 //! dropped locally.
 
-use crate::fq::{Dequeued, Room, NONE};
+use crate::fq::{Dequeued, FqQdisc, Room, NONE};
 use crate::packet::{Packet, PacketEventKind, PacketId};
 use crate::sim::{Drained, Event, Sim};
 use tcplab_core::time::Instant;
+use tcplab_core::Connection;
 use tcplab_wire::Ecn;
 
-/// "Original sch_fq does not pace first 10 MSS" (`tcp_update_skb_after_send`).
-const EDT_UNPACED_SEGS: u32 = 10;
-const NSEC_PER_SEC: u128 = 1_000_000_000;
+/// A connection whose NIC has fq: sch_fq sets `SK_PACING_FQ` on the
+/// socket's first packet (`fq_classify`; HyStart's ACK-train test depends
+/// on it), and under EDT the connection holds skbs until their stamp (see
+/// the module doc).
+pub(crate) fn attach(tcp: &mut Connection, fq: Option<&FqQdisc>) {
+    if let Some(q) = fq {
+        tcp.set_pacing_status_fq(true);
+        tcp.set_edt_hold(q.edt);
+    }
+}
 
 impl Sim {
     /// `Sim::poll_segments` for a connection whose NIC has fq.
@@ -61,33 +73,20 @@ impl Sim {
                 }
                 Room::Qdisc => return Drained::NoRoom { sent },
             }
-            let edt = q.edt;
-            if edt && conn.wstamp > now_ns {
+            // EDT: the core stamps each skb (`tcp_update_skb_after_send`);
+            // the next one may not leave before `tcp_wstamp_ns`, while the
+            // rest of an skb already sent goes out with it, as GSO's
+            // segments do.
+            let wstamp = tcp.tcp_wstamp_ns();
+            if q.edt && wstamp > now_ns && !tcp.skb_segments_pending() {
                 if !conn.pace_armed {
                     conn.pace_armed = true;
-                    self.events.push(Instant::from_nanos(conn.wstamp), Event::PaceWake(c as u32));
+                    self.events.push(Instant::from_nanos(wstamp), Event::PaceWake(c as u32));
                 }
                 return Drained::Done;
             }
             let Some(seg) = tcp.poll_transmit(now) else { return Drained::Done };
             sent = true;
-            if edt {
-                //= linux:v6.13:net/ipv4/tcp_output.c#__tcp_transmit_skb
-                //= linux:v6.13:net/ipv4/tcp_output.c#tcp_update_skb_after_send
-                //# Original sch_fq does not pace first 10 MSS
-                let prior = conn.wstamp;
-                conn.wstamp = conn.wstamp.max(now_ns);
-                if seg.payload_len > 0 {
-                    conn.data_segs = conn.data_segs.saturating_add(1);
-                }
-                let rate = tcp.pacing_rate();
-                if rate != 0 && conn.data_segs >= EDT_UNPACED_SEGS {
-                    let mut len_ns = (seg.payload_len as u128 * NSEC_PER_SEC / rate as u128) as u64;
-                    let credit = conn.wstamp - prior;
-                    len_ns -= (len_ns / 2).min(credit);
-                    conn.wstamp += len_ns;
-                }
-            }
             // skb_is_tcp_pure_ack: an ACK without data or SYN/FIN/RST.
             let pure_ack = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst();
             let client = conn.client;

@@ -231,6 +231,8 @@ pub struct Connection {
     /// fq the simulator keeps its own copy (sim_fq.rs) and holds the
     /// connection, so this one is only BBR's input there.
     tcp_wstamp_ns: u64,
+    /// See [`Connection::set_edt_hold`].
+    edt_hold: bool,
 
     // ---- loss recovery (tcp_sock) ----
     rtx: RtxQueue,
@@ -352,6 +354,7 @@ impl Connection {
             rate: TcpRate::default(),
             is_sack_reneg: false,
             tcp_wstamp_ns: 0,
+            edt_hold: false,
             // Grown on first use: a connection that only receives (or is idle)
             // never holds a retransmit queue (64 slots were 3.6 KB each).
             rtx: RtxQueue::default(),
@@ -474,6 +477,12 @@ impl Connection {
     /// `tp->tcp_wstamp_ns`: earliest departure of the next skb (ns).
     pub fn tcp_wstamp_ns(&self) -> u64 {
         self.tcp_wstamp_ns
+    }
+    /// Segments of an skb already transmitted (and stamped) that
+    /// [`poll_transmit`](Self::poll_transmit) still has to hand out: GSO
+    /// sends them together, at that skb's departure time.
+    pub fn skb_segments_pending(&self) -> bool {
+        self.sq.emit_next < self.rtx.next_id()
     }
     /// The delivery-rate estimator's `tcp_sock` fields (tcp_rate.c): the
     /// last recorded sample (`rate_delivered`, `rate_interval_us`,
@@ -1157,6 +1166,16 @@ impl Connection {
     /// first packet). HyStart's ACK-train test depends on it.
     pub fn set_pacing_status_fq(&mut self, fq: bool) {
         self.tp.pacing_status = if fq { crate::cc::PacingStatus::Fq } else { crate::cc::PacingStatus::None };
+    }
+
+    /// For a driver whose fq paces by departure time (EDT) but cannot hold
+    /// an skb sent early until its time, as sch_fq does: the connection
+    /// then stops sending at an skb whose `tcp_wstamp_ns` is still ahead
+    /// (as `tcp_pacing_check` does for internal pacing, without arming the
+    /// pacing timer: the driver polls again at [`Self::tcp_wstamp_ns`]).
+    /// Each skb then leaves at its stamp, its segments together.
+    pub fn set_edt_hold(&mut self, hold: bool) {
+        self.edt_hold = hold;
     }
 }
 
