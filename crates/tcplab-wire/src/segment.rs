@@ -153,6 +153,7 @@ impl TcpOptions {
 
     /// Option bytes on the wire, with Linux's padding (NOPs before
     /// timestamps and SACK), as `tcp_options_write` lays them out.
+    #[inline]
     pub fn wire_len(&self) -> usize {
         let mut len = 0;
         if self.mss.is_some() {

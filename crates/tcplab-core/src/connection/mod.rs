@@ -725,7 +725,7 @@ impl Connection {
                 }
                 match t {
                     Timer::Dack => {
-                        let env = self.rcv_env();
+                        let env = self.rcv_env(false);
                         if self.rcv.on_delack_timer(now, &env, &mut self.timers, &mut self.tp.mib) {
                             self.ack_pending = true;
                         }
@@ -955,7 +955,7 @@ impl Connection {
         if self.abort_on_data(seg) {
             return;
         }
-        let env = receiver::RcvEnv { old_ack, ..self.rcv_env() };
+        let env = self.rcv_env(old_ack);
         let out = self.rcv.on_segment(now, seg, &env, &mut self.timers, &mut self.tp.mib);
         if let Some(ce) = out.ce {
             if self.cc.needs_ecn() {
@@ -1024,14 +1024,20 @@ impl Connection {
     }
 
     /// What the receive half needs to know of the rest of the socket.
-    fn rcv_env(&self) -> receiver::RcvEnv {
+    ///
+    /// Built where it is used (inlined): returned through the stack it was
+    /// written field by field and then copied with wider loads, which the
+    /// CPU cannot forward from the pending narrow stores (a stall on every
+    /// segment received).
+    #[inline(always)]
+    fn rcv_env(&self, old_ack: bool) -> receiver::RcvEnv {
         receiver::RcvEnv {
             srtt_us: self.rtt.srtt_us() >> 3,
             rto: self.rtt.rto(),
             negotiated: self.negotiated,
             ca_needs_ecn: self.cc.needs_ecn(),
             tsval_now: self.ts_now(),
-            old_ack: false,
+            old_ack,
             fin_sent: matches!(self.state, TcpState::FinWait1 | TcpState::FinWait2 | TcpState::Closing),
         }
     }

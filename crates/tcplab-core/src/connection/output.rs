@@ -137,7 +137,7 @@ impl Connection {
         self.check_space();
         if self.ack_check_due {
             self.ack_check_due = false;
-            let env = self.rcv_env();
+            let env = self.rcv_env(false);
             if self.rcv.ack_snd_check(now, &env, &mut self.timers) == super::receiver::AckDecision::Now {
                 self.ack_pending = true;
             }

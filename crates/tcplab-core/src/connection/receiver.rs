@@ -479,6 +479,12 @@ impl Receiver {
     /// `tcp_ecn_accept_cwr`), `tcp_rcv_rtt_measure_ts`, and
     /// `tcp_data_queue`. The ACK decision follows in
     /// [`ack_snd_check`](Self::ack_snd_check).
+    ///
+    /// Inlined into its one caller so that the outcome is not copied out
+    /// through the stack: written a byte at a time and read back with
+    /// wider loads, that copy stalled on store forwarding for every
+    /// segment.
+    #[inline(always)]
     pub(crate) fn on_segment(
         &mut self,
         now: Instant,
