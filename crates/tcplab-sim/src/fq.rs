@@ -84,6 +84,9 @@ struct Entry {
     time_to_send: u64,
     /// Not a pure ACK.
     paced: bool,
+    /// Another segment of the same skb follows (GSO): fq dequeues an skb
+    /// whole, so they leave together and are credited and paced as one.
+    more: bool,
 }
 
 /// One flow (socket) of an fq qdisc.
@@ -104,6 +107,8 @@ pub(crate) struct FqFlow {
     /// The connection stopped sending because of this flow's limits (flow
     /// limit or TSQ) and waits for a packet of it to leave.
     pub waiting: bool,
+    /// The last segment enqueued has another of its skb behind it.
+    open_skb: bool,
 }
 
 /// Why a connection may not hand the qdisc another packet now.
@@ -203,6 +208,7 @@ impl FqQdisc {
             next: NONE,
             conn,
             waiting: false,
+            open_skb: false,
         });
         self.flows.len() as u32 - 1
     }
@@ -270,8 +276,28 @@ impl FqQdisc {
     /// Returns false if it was dropped (limits).
     //= linux:v6.13:net/sched/sch_fq.c#fq_enqueue
     //= linux:v6.13:net/sched/sch_fq.c#fq_fastpath_check
+    #[cfg(test)]
     pub fn enqueue(&mut self, now: u64, f: u32, id: PacketId, len: u32, paced: bool, time_to_send: u64) -> bool {
-        if self.qlen >= self.limit {
+        self.enqueue_segment(now, f, id, len, paced, time_to_send, false)
+    }
+
+    /// [`Self::enqueue`] for one segment of a GSO skb; `more`: another
+    /// segment of the skb follows (enqueued at the same instant, before
+    /// the qdisc is served).
+    #[allow(clippy::too_many_arguments)]
+    pub fn enqueue_segment(
+        &mut self,
+        now: u64,
+        f: u32,
+        id: PacketId,
+        len: u32,
+        paced: bool,
+        time_to_send: u64,
+        more: bool,
+    ) -> bool {
+        // The limits count skbs: the rest of an skb is never refused.
+        let cont = self.flows[f as usize].open_skb;
+        if !cont && self.qlen >= self.limit {
             self.drops += 1;
             return false;
         }
@@ -283,7 +309,7 @@ impl FqQdisc {
             self.internal.push_back((id, len, f));
         } else {
             let flow = &mut self.flows[f as usize];
-            if flow.q.len() as u32 >= self.flow_limit {
+            if !cont && flow.q.len() as u32 >= self.flow_limit {
                 self.drops += 1;
                 return false;
             }
@@ -297,13 +323,24 @@ impl FqQdisc {
             if flow.q.is_empty() && flow.list != List::Throttled {
                 self.ready_flows += 1;
             }
-            flow.q.push_back(Entry { id, len, time_to_send, paced });
+            flow.q.push_back(Entry { id, len, time_to_send, paced, more });
         }
         self.flows[f as usize].bytes += len as u64;
+        self.flows[f as usize].open_skb = more;
         self.qlen += 1;
         self.bytes += len as u64;
         self.peak_packets = self.peak_packets.max(self.qlen as u64);
         true
+    }
+
+    /// The last segment of flow `f`'s skb under way never arrived (a
+    /// policer took it): the skb ends with what is queued.
+    pub fn end_skb(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        flow.open_skb = false;
+        if let Some(e) = flow.q.back_mut() {
+            e.more = false;
+        }
     }
 
     /// Moves flows whose time has come from the throttled set to the tail
@@ -390,8 +427,17 @@ impl FqQdisc {
             }
             flow.q.pop_front();
             flow.bytes -= head.len as u64;
+            let mut plen = (head.len + ETH_HLEN) as i64;
+            // The rest of a GSO skb goes next, unpaced (the internal queue
+            // is served first); its bytes count for the credit and the gap.
+            let mut more = head.more;
+            while more {
+                let Some(e) = flow.q.pop_front() else { break };
+                more = e.more;
+                plen += (e.len + ETH_HLEN) as i64;
+                self.internal.push_back((e.id, e.len, f));
+            }
             let emptied = flow.q.is_empty();
-            let plen = (head.len + ETH_HLEN) as i64;
             flow.credit -= plen;
             let conn = flow.conn;
             self.qlen -= 1;
@@ -477,6 +523,38 @@ mod tests {
         // FIFO within a flow.
         let ids_a: Vec<PacketId> = order.iter().filter(|o| o.0 == a).map(|o| o.1).collect();
         assert_eq!(ids_a, (0..40).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn test_an_skb_leaves_whole_and_is_credited_and_paced_as_one() {
+        // Credit mode, 1 Mbyte/s. Flow a: one skb of 5 segments of 1500 B
+        // (ids 0-4), then a lone segment (5); flow b: two segments.
+        let mut q = fq(FqPacing::Credit);
+        let (a, b) = (q.add_flow(1), q.add_flow(2));
+        for i in 0..5 {
+            assert!(q.enqueue_segment(0, a, i, 1500, true, 0, i < 4));
+        }
+        assert!(q.enqueue_segment(0, a, 5, 1500, true, 0, false));
+        assert!(q.enqueue(0, b, 10, 1500, true, 0));
+        assert!(q.enqueue(0, b, 11, 1500, true, 0));
+        // a's initial quantum (15140 B) covers the skb (5·1514 = 7570) and
+        // its lone segment: 0-5 back to back, then b's two.
+        let order = drain(&mut q, 0, 0);
+        let ids: Vec<PacketId> = order.iter().map(|o| o.1).collect();
+        assert_eq!(ids, vec![0, 1, 2, 3, 4, 5, 10, 11]);
+        // Paced: credit spent by one skb of 5 segments, the gap is the
+        // whole skb's 7570 B at 1 MB/s (7.57 ms), not one segment's.
+        let mut q = fq(FqPacing::Credit);
+        let a = q.add_flow(1);
+        for k in 0..3u32 {
+            for i in 0..5 {
+                q.enqueue_segment(0, a, k * 10 + i, 1500, true, 0, i < 4);
+            }
+        }
+        let first = drain(&mut q, 0, 1_000_000);
+        assert_eq!(first.len(), 10, "the initial quantum covers two skbs");
+        assert!(drain(&mut q, 7_569_999, 1_000_000).is_empty());
+        assert_eq!(drain(&mut q, 7_570_000, 1_000_000).len(), 5);
     }
 
     #[test]

@@ -521,7 +521,7 @@ impl Sim {
         let first = self.routes[off as usize] as usize;
         if self.dirs[first].fq.is_some() {
             // No socket: fq's orphan flow, never paced.
-            self.enqueue_fq(first, 0, id, false);
+            self.enqueue_fq(first, 0, id, false, false);
         } else {
             self.enqueue(first, id);
         }

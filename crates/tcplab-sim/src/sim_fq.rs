@@ -65,7 +65,9 @@ impl Sim {
             let dir = &mut self.dirs[nic];
             let Some(q) = dir.fq.as_deref_mut() else { return Drained::Done };
             let f = conn.fq_flow;
-            match q.room(f, conn.mtu, tcp.pacing_rate()) {
+            // The limits and TSQ are checked per skb; the rest of an skb
+            // under way follows it.
+            match if tcp.skb_continues() { Room::Yes } else { q.room(f, conn.mtu, tcp.pacing_rate()) } {
                 Room::Yes => {}
                 Room::Flow => {
                     q.flows[f as usize].waiting = true;
@@ -97,14 +99,24 @@ impl Sim {
             let flow = &self.flows[fl];
             let host = if client { flow.from } else { flow.to };
             self.tap(PacketEventKind::Send, host, None, id);
-            self.enqueue_fq(nic, f, id, !pure_ack);
+            let more = self.conns[c].tcp.as_ref().is_some_and(|t| t.skb_continues());
+            self.enqueue_fq(nic, f, id, !pure_ack, more);
         }
     }
 
     /// Hands packet `id` of fq flow `f` to the qdisc of direction `d`, due
-    /// now, and starts the NIC if it is idle.
-    pub(crate) fn enqueue_fq(&mut self, d: usize, f: u32, id: PacketId, paced: bool) {
+    /// now, and starts the NIC if it is idle — once the skb is complete
+    /// (`more`: another of its segments follows).
+    pub(crate) fn enqueue_fq(&mut self, d: usize, f: u32, id: PacketId, paced: bool, more: bool) {
         if !self.police(d, id) {
+            if !more {
+                if let Some(q) = self.dirs[d].fq.as_deref_mut() {
+                    q.end_skb(f);
+                }
+                if self.dirs[d].in_service.is_none() {
+                    self.fq_kick(d);
+                }
+            }
             return;
         }
         let now = self.now.as_nanos();
@@ -112,13 +124,13 @@ impl Sim {
         let dir = &mut self.dirs[d];
         let from = dir.from;
         let Some(q) = dir.fq.as_deref_mut() else { return };
-        if q.enqueue(now, f, id, len, paced, now) {
+        if q.enqueue_segment(now, f, id, len, paced, now, more) {
             self.tap(PacketEventKind::Enqueue, from, Some(d), id);
         } else {
             self.tap(PacketEventKind::Drop, from, Some(d), id);
             self.packets.free(id);
         }
-        if self.dirs[d].in_service.is_none() {
+        if !more && self.dirs[d].in_service.is_none() {
             self.fq_kick(d);
         }
     }

@@ -484,6 +484,13 @@ impl Connection {
     pub fn skb_segments_pending(&self) -> bool {
         self.sq.emit_next < self.rtx.next_id()
     }
+    /// The segment [`poll_transmit`](Self::poll_transmit) just returned is
+    /// not the last of its skb (new data): a qdisc sees the skb as one
+    /// packet, which GSO segments after it (sch_fq dequeues, credits and
+    /// paces it whole).
+    pub fn skb_continues(&self) -> bool {
+        self.sq.unit_continues
+    }
     /// The delivery-rate estimator's `tcp_sock` fields (tcp_rate.c): the
     /// last recorded sample (`rate_delivered`, `rate_interval_us`,
     /// `rate_app_limited`, behind `tcpi_delivery_rate`), `app_limited`,

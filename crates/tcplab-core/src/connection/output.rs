@@ -61,6 +61,7 @@ impl Connection {
     #[inline(always)]
     fn next_segment(&mut self, now: Instant) -> Option<SegmentRepr> {
         self.set_now(now);
+        self.sq.unit_continues = false;
         if let Some(rst) = self.rst_pending.take() {
             return Some(*rst);
         }
@@ -182,6 +183,7 @@ impl Connection {
             if skb.is(TX_PSH) {
                 seg.flags.insert(TcpFlags::PSH);
             }
+            self.sq.unit_continues = !skb.skb_end();
             self.finish_segment(now, &mut seg, false);
             return Some(seg);
         }

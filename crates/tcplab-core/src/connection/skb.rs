@@ -181,6 +181,9 @@ pub(super) struct SendQueue {
     /// `tcp_write_xmit`) but not yet handed out by `poll_transmit`; the
     /// entries from here to the queue's end go out in order.
     pub emit_next: u64,
+    /// The segment `poll_transmit` last handed out is not the last of its
+    /// (new-data) skb: GSO sends the rest right behind it.
+    pub unit_continues: bool,
     /// Segments left of the retransmission (one skb) in progress, its
     /// size, and the id of its next entry.
     pub rtx_left: u32,
@@ -206,6 +209,7 @@ impl SendQueue {
             fin_entailed: false,
             partial: false,
             emit_next: 0,
+            unit_continues: false,
             rtx_left: 0,
             rtx_len: 0,
             rtx_next_id: 0,
