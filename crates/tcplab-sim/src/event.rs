@@ -308,6 +308,25 @@ mod tests {
         assert!(q.is_empty());
     }
 
+    /// xorshift64: the tests' deterministic stream.
+    fn next(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    /// Pops the least `(time, seq)` of `reference` and checks that the
+    /// queue pops the same; returns its time.
+    fn pop_least(q: &mut EventQueue<u64>, reference: &mut Vec<(u64, u64)>) -> u64 {
+        reference.sort_unstable();
+        let want = reference.remove(0);
+        assert_eq!(q.len(), reference.len() + 1);
+        assert_eq!(q.peek_time(), Some(Instant::from_nanos(want.0)));
+        assert_eq!(q.pop(), Some((Instant::from_nanos(want.0), want.1)));
+        want.0
+    }
+
     /// Against a sorted reference: random times with many ties, pushes
     /// interleaved with pops, every pop the least `(time, seq)`.
     #[test]
@@ -315,25 +334,18 @@ mod tests {
         let mut q = EventQueue::with_capacity(0);
         let mut reference: Vec<(u64, u64)> = Vec::new();
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut seq = 0u64;
         for round in 0..20_000u64 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            if x % 3 != 0 || reference.is_empty() {
-                let t = round / 4 + x % 37;
-                q.push(Instant::from_nanos(t), seq);
-                reference.push((t, seq));
-                seq += 1;
+            let r = next(&mut x);
+            if r % 3 != 0 || reference.is_empty() {
+                let t = round / 4 + r % 37;
+                q.push(Instant::from_nanos(t), round);
+                reference.push((t, round));
             } else {
-                reference.sort_unstable();
-                let want = reference.remove(0);
-                assert_eq!(q.pop(), Some((Instant::from_nanos(want.0), want.1)));
+                pop_least(&mut q, &mut reference);
             }
         }
-        reference.sort_unstable();
-        for want in reference {
-            assert_eq!(q.pop(), Some((Instant::from_nanos(want.0), want.1)));
+        while !reference.is_empty() {
+            pop_least(&mut q, &mut reference);
         }
         assert!(q.is_empty());
     }
@@ -345,31 +357,21 @@ mod tests {
         let mut q = EventQueue::with_capacity(0);
         let mut reference: Vec<(u64, u64)> = Vec::new();
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut seq = 0u64;
         let mut now = 0u64;
         for round in 0..40_000u64 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let r = next(&mut x);
             // Phases of growth (to ~60 entries) and of draining.
             let grow = (round / 500) % 2 == 0;
-            if reference.is_empty() || (grow && x % 4 != 0) || (!grow && x % 4 == 0) {
-                let t = now + x % 29;
-                q.push(Instant::from_nanos(t), seq);
-                reference.push((t, seq));
-                seq += 1;
+            if reference.is_empty() || (grow && r % 4 != 0) || (!grow && r % 4 == 0) {
+                let t = now + r % 29;
+                q.push(Instant::from_nanos(t), round);
+                reference.push((t, round));
             } else {
-                reference.sort_unstable();
-                let want = reference.remove(0);
-                now = want.0;
-                assert_eq!(q.len(), reference.len() + 1);
-                assert_eq!(q.pop(), Some((Instant::from_nanos(want.0), want.1)));
+                now = pop_least(&mut q, &mut reference);
             }
         }
-        reference.sort_unstable();
-        for want in reference {
-            assert_eq!(q.peek_time(), Some(Instant::from_nanos(want.0)));
-            assert_eq!(q.pop(), Some((Instant::from_nanos(want.0), want.1)));
+        while !reference.is_empty() {
+            pop_least(&mut q, &mut reference);
         }
         assert!(q.is_empty());
     }
