@@ -115,15 +115,15 @@ pub enum Qdisc {
 /// How an fq qdisc paces (which kernel era's sch_fq/TCP split).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum FqPacing {
-    /// Linux ≥ 4.20: TCP stamps each packet with its earliest departure
-    /// time (`tcp_wstamp_ns`, advanced by `len/sk_pacing_rate` after the
-    /// first 10 data segments) and fq releases nothing earlier.
+    /// Linux ≥ 4.20: TCP stamps each skb with its earliest departure
+    /// time (`tcp_wstamp_ns`, advanced by `skb->len/sk_pacing_rate` after
+    /// the first 10 data segments) and fq releases nothing earlier.
     #[default]
     Edt,
     /// Linux 3.12–4.19: fq paces each flow itself from `sk_pacing_rate`
     /// with its credit scheme (`time_next_packet = now + max(len,
-    /// quantum)/rate` once a flow's credit is spent, per packet below
-    /// `low_rate_threshold`).
+    /// quantum)/rate` once a flow's credit is spent, per skb below
+    /// `low_rate_threshold`; `len` is the whole skb's).
     Credit,
 }
 
