@@ -272,18 +272,19 @@ impl FqQdisc {
         }
     }
 
-    /// `fq_enqueue` of a packet of flow `f` due at `time_to_send`.
-    /// Returns false if it was dropped (limits).
-    //= linux:v6.13:net/sched/sch_fq.c#fq_enqueue
-    //= linux:v6.13:net/sched/sch_fq.c#fq_fastpath_check
+    /// A packet that is a whole skb ([`Self::enqueue_segment`] with
+    /// `more` false).
     #[cfg(test)]
     pub fn enqueue(&mut self, now: u64, f: u32, id: PacketId, len: u32, paced: bool, time_to_send: u64) -> bool {
         self.enqueue_segment(now, f, id, len, paced, time_to_send, false)
     }
 
-    /// [`Self::enqueue`] for one segment of a GSO skb; `more`: another
-    /// segment of the skb follows (enqueued at the same instant, before
-    /// the qdisc is served).
+    /// `fq_enqueue` of one segment of an skb of flow `f` due at
+    /// `time_to_send`; `more`: another segment of the skb follows
+    /// (enqueued at the same instant, before the qdisc is served). Returns
+    /// false if it was dropped (limits).
+    //= linux:v6.13:net/sched/sch_fq.c#fq_enqueue
+    //= linux:v6.13:net/sched/sch_fq.c#fq_fastpath_check
     #[allow(clippy::too_many_arguments)]
     pub fn enqueue_segment(
         &mut self,

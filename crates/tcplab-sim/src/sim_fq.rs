@@ -47,8 +47,7 @@ use tcplab_wire::Ecn;
 /// the module doc).
 pub(crate) fn attach(tcp: &mut Connection, fq: Option<&FqQdisc>) {
     if let Some(q) = fq {
-        tcp.set_pacing_status_fq(true);
-        tcp.set_edt_hold(q.edt);
+        tcp.set_pacing_fq(q.edt);
     }
 }
 
@@ -88,6 +87,7 @@ impl Sim {
                 return Drained::Done;
             }
             let Some(seg) = tcp.poll_transmit(now) else { return Drained::Done };
+            let more = tcp.skb_continues();
             sent = true;
             // skb_is_tcp_pure_ack: an ACK without data or SYN/FIN/RST.
             let pure_ack = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst();
@@ -99,7 +99,6 @@ impl Sim {
             let flow = &self.flows[fl];
             let host = if client { flow.from } else { flow.to };
             self.tap(PacketEventKind::Send, host, None, id);
-            let more = self.conns[c].tcp.as_ref().is_some_and(|t| t.skb_continues());
             self.enqueue_fq(nic, f, id, !pure_ack, more);
         }
     }

@@ -249,6 +249,9 @@ impl Hystart {
                     threshold >>= 1;
                 }
                 if p.hystart_train_half_rtt {
+                    // v5.6: `delay_min >> 4` of a ms·8 delay_min, half the
+                    // minimum RTT, for every socket.
+                    //= linux:v5.6:net/ipv4/tcp_cubic.c#hystart_update
                     threshold = delay_min >> 1;
                 }
                 // The kernel casts the train length to s32, but comparing it

@@ -227,11 +227,11 @@ pub struct Connection {
     /// `tp->tcp_wstamp_ns`: the earliest departure time of the next skb,
     /// advanced by `tcp_update_skb_after_send` for a socket that paces
     /// (`sk_pacing_status != SK_PACING_NONE`). The internal pacing of an
-    /// `SK_PACING_NEEDED` socket waits for it (`tcp_pacing_check`); with
-    /// fq the simulator keeps its own copy (sim_fq.rs) and holds the
-    /// connection, so this one is only BBR's input there.
+    /// `SK_PACING_NEEDED` socket waits for it (`tcp_pacing_check`), and so
+    /// does an fq-paced one whose driver holds it (`edt_hold`).
     tcp_wstamp_ns: u64,
-    /// See [`Connection::set_edt_hold`].
+    /// The driver's fq paces by departure time but cannot hold early skbs
+    /// ([`Connection::set_pacing_fq`]).
     edt_hold: bool,
 
     // ---- loss recovery (tcp_sock) ----
@@ -1177,18 +1177,17 @@ impl Connection {
     /// Tell the connection that its packets go through an fq qdisc, which
     /// paces them (`sk_pacing_status = SK_PACING_FQ`, set by sch_fq on the
     /// first packet). HyStart's ACK-train test depends on it.
-    pub fn set_pacing_status_fq(&mut self, fq: bool) {
-        self.tp.pacing_status = if fq { crate::cc::PacingStatus::Fq } else { crate::cc::PacingStatus::None };
-    }
-
-    /// For a driver whose fq paces by departure time (EDT) but cannot hold
-    /// an skb sent early until its time, as sch_fq does: the connection
-    /// then stops sending at an skb whose `tcp_wstamp_ns` is still ahead
-    /// (as `tcp_pacing_check` does for internal pacing, without arming the
-    /// pacing timer: the driver polls again at [`Self::tcp_wstamp_ns`]).
-    /// Each skb then leaves at its stamp, its segments together.
-    pub fn set_edt_hold(&mut self, hold: bool) {
-        self.edt_hold = hold;
+    ///
+    /// `edt`: fq paces by departure time (Linux ≥ 4.20), and the driver
+    /// cannot hold an skb sent early until its time as sch_fq does, so the
+    /// connection stops sending at an skb whose `tcp_wstamp_ns` is still
+    /// ahead (as `tcp_pacing_check` does for internal pacing, without
+    /// arming the pacing timer: the driver polls again at
+    /// [`Self::tcp_wstamp_ns`]). Each skb then leaves at its stamp, its
+    /// segments together.
+    pub fn set_pacing_fq(&mut self, edt: bool) {
+        self.tp.pacing_status = crate::cc::PacingStatus::Fq;
+        self.edt_hold = edt;
     }
 }
 

@@ -842,7 +842,7 @@ impl Connection {
     //= linux:v6.12:net/ipv4/tcp_output.c#tcp_pacing_check
     fn pacing_check(&mut self) -> bool {
         if self.tp.pacing_status == PacingStatus::Fq && self.edt_hold {
-            // The driver's fq cannot hold an early skb (set_edt_hold); what
+            // The driver's fq cannot hold an early skb (set_pacing_fq); what
             // stays queued goes out when the driver polls at the stamp.
             let ahead = self.tcp_wstamp_ns > self.tp.now.as_nanos();
             self.sq.xmit_owed |= ahead;
