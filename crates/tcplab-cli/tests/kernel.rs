@@ -114,6 +114,30 @@ fn test_kernel_traces_have_the_models_columns() {
 }
 
 #[test]
+fn test_kernel_fq_credit_pacing_spreads_a_slow_start_round() {
+    // fq's pre-4.20 pacing (tcp_output.edt=0) on the seed-003 path with a
+    // fixed 80 ms RTT. Paced at 2 cwnd/srtt, the round from cwnd 64 to 128
+    // takes about half an RTT of ACKs; left unpaced (a TCP skb without a
+    // departure time taking fq's fast path) its ACKs arrive within 4-5 ms.
+    if !kernel_available() {
+        return;
+    }
+    let dir = Scratch::new("kernel-fq-credit");
+    let out = dir.path("trace");
+    let f = repo("scenarios/hystart-80ms.toml");
+    let sets = ["tcp.preset=linux-current", "link.wan.ab.delay=40ms", "run.duration=0.6s", "run.trace_interval=1ms"];
+    let mut args = vec!["run", f.as_str(), "--backend", "linux", "--trace", out.as_str()];
+    for s in &sets {
+        args.extend(["--set", s]);
+    }
+    assert_ok(&tcplab(&args));
+    let csv = std::fs::read_to_string(Path::new(&out).join("netperf.csv")).unwrap();
+    let cwnd: Vec<u32> = csv.lines().skip(1).map(|l| l.split(',').nth(1).unwrap().parse().unwrap()).collect();
+    let growing = cwnd.windows(2).filter(|w| (64..128).contains(&w[0]) && w[1] > w[0]).count();
+    assert!(growing >= 10, "cwnd grew from 64 towards 128 in {growing} one-millisecond rows: {cwnd:?}");
+}
+
+#[test]
 fn test_kernel_step_marking_marks_ect_and_dctcp_reacts() {
     if !kernel_available() {
         return;
@@ -192,10 +216,19 @@ fn test_kernel_refuses_what_it_cannot_express() {
     // HZ is the image's.
     let o = tcplab(&["run", &f, "--backend", "linux", "--set", "tcp.hz=1000"]);
     assert_error(&o, &["hz = 1000", "HZ=250"]);
-    // fq's 3.x pacing.
-    let o =
-        tcplab(&["run", &f, "--backend", "linux", "--set", r#"node.sender.qdisc={ kind = "fq", pacing = "credit" }"#]);
-    assert_error(&o, &["node[0].qdisc.pacing", "EDT"]);
+    // fq's pre-4.20 pacing on one host and EDT on another: one switch
+    // (tcp_output.edt) decides for the whole guest.
+    let o = tcplab(&[
+        "run",
+        &f,
+        "--backend",
+        "linux",
+        "--set",
+        r#"node.sender.qdisc={ kind = "fq", pacing = "credit" }"#,
+        "--set",
+        r#"node.receiver.qdisc={ kind = "fq" }"#,
+    ]);
+    assert_error(&o, &["node[2].qdisc.pacing", "tcp_output.edt"]);
     // ECMP with a choice of next hops.
     let ls = format!("{}/../../scenarios/leaf-spine-ecmp.toml", env!("CARGO_MANIFEST_DIR"));
     let o = tcplab(&["run", &ls, "--backend", "linux"]);

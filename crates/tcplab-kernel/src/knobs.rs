@@ -191,7 +191,8 @@ mod tests {
                 assert!(switches::ALL.contains(s), "{s}");
             }
         }
-        for s in switches::ALL {
+        // fq's pacing mode sets `tcp_output.edt`, not a TCP knob.
+        for s in switches::ALL.iter().filter(|s| **s != switches::EDT) {
             assert!(targets.contains(&Target::Switch(s)), "{s} has no knob");
         }
     }

@@ -16,6 +16,10 @@ pub const HYSTART_DELAY_THRESH_SHIFT: &str = "tcp_cubic.hystart_delay_thresh_shi
 /// 1: HyStart's ACK train needs `delay_min/2` even when the socket is paced,
 /// as before "tcp_cubic: make Hystart aware of pacing" (v5.7).
 pub const HYSTART_TRAIN_HALF_RTT: &str = "tcp_cubic.hystart_train_half_rtt";
+/// 0: TCP leaves data skbs without an earliest departure time, so sch_fq
+/// paces them from `sk_pacing_rate` at dequeue, as before v4.20. Not a TCP
+/// knob: set when a host's fq has `pacing = "credit"`.
+pub const EDT: &str = "tcp_output.edt";
 
 pub const ALL: &[&str] = &[
     FORWARD_PROGRESS_GROWTH,
@@ -24,4 +28,5 @@ pub const ALL: &[&str] = &[
     DCTCP_ACK_ON_CE_CHANGE,
     HYSTART_DELAY_THRESH_SHIFT,
     HYSTART_TRAIN_HALF_RTT,
+    EDT,
 ];

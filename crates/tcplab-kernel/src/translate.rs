@@ -62,6 +62,7 @@
 
 use crate::error::{KernelError, Result};
 use crate::knobs::{self, convert, KnobSetting, Target};
+use crate::switches;
 use crate::timeline::{self, OnOff};
 use std::collections::BTreeMap;
 use tcplab_agent::job::{Action, App, FlowJob, Job, LinkProbe, NetemTimeline, SockOpts, Step, JOB_VERSION};
@@ -119,7 +120,10 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         ));
     }
     refuse_ecmp(cfg)?;
-    let settings = Settings::collect(cfg, knobs, image)?;
+    let mut settings = Settings::collect(cfg, knobs, image)?;
+    if let Some(p) = fq_pacing_switch(cfg, image)? {
+        settings.cmdline.push(p);
+    }
     let mut t = Translator {
         cfg,
         steps: Vec::new(),
@@ -206,6 +210,63 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         out_dir: out_dir.to_string(),
     };
     Ok(Plan { job, cmdline: settings.cmdline })
+}
+
+/// fq's pacing mode. 6.12's sch_fq still paces a socket's skbs from
+/// `sk_pacing_rate` at dequeue (its credit path) when they come without a
+/// departure time, which TCP gives every data skb since v4.20; the switch
+/// [`switches::EDT`] (kernel/patches/0007) leaves them unstamped. It holds
+/// for every socket of the guest, so all fq hosts must agree.
+fn fq_pacing_switch(cfg: &SimConfig, image: ImageFacts) -> Result<Option<String>> {
+    let fq_hosts = cfg.nodes.iter().enumerate().filter_map(|(i, n)| match &n.qdisc {
+        Qdisc::Fq(fq) if n.kind == NodeKind::Host => Some((i, fq.pacing)),
+        _ => None,
+    });
+    let mut first: Option<(usize, FqPacing)> = None;
+    for (i, pacing) in fq_hosts {
+        match first {
+            None => first = Some((i, pacing)),
+            Some((j, p)) if p != pacing => {
+                return Err(KernelError::field(
+                    format!("node[{i}].qdisc.pacing"),
+                    format!(
+                        "node {:?} has fq pacing = \"{}\" and node {:?} \"{}\": on the kernel one switch \
+                         ({}) decides for every socket of the guest",
+                        cfg.nodes[i].name,
+                        pacing_name(pacing),
+                        cfg.nodes[j].name,
+                        pacing_name(p),
+                        switches::EDT
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    match first {
+        Some((i, FqPacing::Credit)) => {
+            if !image.switches.iter().any(|s| s == switches::EDT) {
+                return Err(KernelError::field(
+                    format!("node[{i}].qdisc.pacing"),
+                    format!(
+                        "pacing = \"credit\" (sch_fq of Linux 3.12-4.19) needs the run-time switch {} from \
+                         tcplab's kernel patches (kernel/patches), which this kernel image lacks: build with \
+                         `tcplab kernel build --patches kernel/patches`",
+                        switches::EDT
+                    ),
+                ));
+            }
+            Ok(Some(format!("{}=0", switches::EDT)))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn pacing_name(p: FqPacing) -> &'static str {
+    match p {
+        FqPacing::Edt => "edt",
+        FqPacing::Credit => "credit",
+    }
 }
 
 /// ECMP is not translated: a switch with `ecmp` on that has a choice of
@@ -584,13 +645,6 @@ impl Translator<'_> {
         let leaf = ["parent", "1:1", "handle", "10:"];
         match (&sender.qdisc, sender.kind == NodeKind::Host) {
             (Qdisc::Fq(fq), true) => {
-                if fq.pacing == FqPacing::Credit {
-                    let i = from;
-                    return Err(KernelError::field(
-                        format!("node[{i}].qdisc.pacing"),
-                        "pacing = \"credit\" models sch_fq of Linux 3.12-4.19; Linux 6.12 has only EDT pacing (\"edt\")",
-                    ));
-                }
                 let mut argv: Vec<String> = ["tc", "-n", &ns, "qdisc", "add", "dev", &dev]
                     .iter()
                     .chain(leaf.iter())

@@ -188,7 +188,7 @@ fn test_ecn_threshold_in_packets_is_red_with_a_pfifo_child() {
 }
 
 #[test]
-fn test_fq_host_gets_fq_under_the_shaper_and_credit_pacing_is_refused() {
+fn test_fq_host_gets_fq_under_the_shaper_and_credit_pacing_turns_edt_stamps_off() {
     let mut cfg = dumbbell(
         dir(DelayModel::Fixed(ms(40)), Limit::Packets(100), None),
         dir(DelayModel::Fixed(ms(40)), Limit::Packets(100), None),
@@ -199,9 +199,20 @@ fn test_fq_host_gets_fq_under_the_shaper_and_credit_pacing_is_refused() {
         grep(&lines, &["t-sender", " fq "]),
         ["tc -n t-sender qdisc add dev l0 parent 1:1 handle 10: fq limit 10000 flow_limit 100 quantum 3028 initial_quantum 15140 refill_delay 40000us low_rate_threshold 550000bit"]
     );
+    assert!(plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap().cmdline.is_empty());
+    // fq's own (pre-4.20) pacing: the same qdisc, TCP's stamps off.
     cfg.nodes[0].qdisc = Qdisc::Fq(FqConfig { pacing: FqPacing::Credit, ..FqConfig::default() });
-    let e = plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap_err();
+    let p = plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap();
+    assert_eq!(p.cmdline, ["tcp_output.edt=0"]);
+    // An image without the switch cannot.
+    let e = plan_with(&cfg, knobs(&cfg, defaults()), &[]).unwrap_err();
     assert_eq!(e.path.as_deref(), Some("node[0].qdisc.pacing"), "{e}");
+    assert!(e.message.contains("tcp_output.edt"), "{e}");
+    // The switch is guest-wide: two fq hosts must pace alike.
+    cfg.nodes[2].qdisc = Qdisc::Fq(FqConfig::default());
+    let e = plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap_err();
+    assert_eq!(e.path.as_deref(), Some("node[2].qdisc.pacing"), "{e}");
+    assert!(e.message.contains(r#"fq pacing = "edt""#), "{e}");
 }
 
 #[test]

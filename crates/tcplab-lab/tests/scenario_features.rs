@@ -444,6 +444,34 @@ fn test_fq_edt_paces_skbs_and_the_pre_5_7_ack_train_exits_where_linux_6_12_does(
 }
 
 #[test]
+fn test_fq_credit_pacing_stamps_an_skb_when_tsq_lets_it_down_not_when_cwnd_allows_it() {
+    // The seed-003 sender (fq with pre-4.20 credit pacing) on a fixed
+    // 80 ms path. tcp_write_xmit checks TCP Small Queues before it sends
+    // each skb, so what cwnd allows but TSQ holds back stays in the write
+    // queue, unstamped; the RTT samples then hold at most the wait of the
+    // one or two skbs TSQ lets into fq. The model used to commit (and
+    // stamp) everything cwnd allowed at once and hand it out as fq made
+    // room, so its samples counted up to 40 ms in the core: srtt rose to
+    // 99 ms in slow start. Linux 6.12 with tcp_output.edt=0 (the kernel
+    // backend's credit pacing) kept srtt at 80-87 ms.
+    let sets = [
+        "tcp.preset=linux-current".to_string(),
+        "link.wan.ab.delay=40ms".to_string(),
+        "run.trace_interval=1ms".to_string(),
+        "run.duration=0.6s".to_string(),
+    ];
+    let sc = tcplab_lab::load(&repo("scenarios/hystart-80ms.toml"), &sets, None).unwrap();
+    assert!(
+        matches!(&sc.sim.nodes[0].qdisc, tcplab_sim::config::Qdisc::Fq(fq) if fq.pacing == tcplab_sim::config::FqPacing::Credit)
+    );
+    let r = runner::run(&sc, None).unwrap().result;
+    let rows = &r.flows[0].trace;
+    let peak = rows.iter().filter(|t| t.cwnd > 20).map(|t| t.srtt_us).max().unwrap();
+    assert!((80_000..88_000).contains(&peak), "srtt peaked at {peak} us");
+    assert!(rows.iter().any(|t| t.cwnd >= 200), "slow start ran on");
+}
+
+#[test]
 fn test_police_drops_the_excess_before_the_queue_and_passes_at_most_rate_plus_burst() {
     let text = with(
         "delay = \"1ms\"",

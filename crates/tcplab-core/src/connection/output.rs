@@ -841,12 +841,20 @@ impl Connection {
     /// tcp_wstamp_ns)` unless queued) and its expiry pushes again.
     //= linux:v6.12:net/ipv4/tcp_output.c#tcp_pacing_check
     fn pacing_check(&mut self) -> bool {
-        if self.tp.pacing_status == PacingStatus::Fq && self.edt_hold {
+        if self.tp.pacing_status == PacingStatus::Fq {
             // The driver's fq cannot hold an early skb (set_pacing_fq); what
             // stays queued goes out when the driver polls at the stamp.
-            let ahead = self.tcp_wstamp_ns > self.tp.now.as_nanos();
-            self.sq.xmit_owed |= ahead;
-            return ahead;
+            // Without EDT it applies TCP Small Queues between polls
+            // (tcp_small_queue_check runs before each skb is sent), so an
+            // skb is committed, and stamped, only once the one before it
+            // has been handed to the driver.
+            let hold = if self.edt_hold {
+                self.tcp_wstamp_ns > self.tp.now.as_nanos()
+            } else {
+                self.sq.emit_next < self.rtx.next_id()
+            };
+            self.sq.xmit_owed |= hold;
+            return hold;
         }
         if self.tp.pacing_status != PacingStatus::Needed {
             return false;
