@@ -215,8 +215,9 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
 /// fq's pacing mode. 6.12's sch_fq still paces a socket's skbs from
 /// `sk_pacing_rate` at dequeue (its credit path) when they come without a
 /// departure time, which TCP gives every data skb since v4.20; the switch
-/// [`switches::EDT`] (kernel/patches/0007) leaves them unstamped. It holds
-/// for every socket of the guest, so all fq hosts must agree.
+/// [`switches::EDT`] (kernel/patches/0007) leaves them unstamped and keeps
+/// them off fq's fast path. It holds for every socket of the guest, so all
+/// fq hosts must agree.
 fn fq_pacing_switch(cfg: &SimConfig, image: ImageFacts) -> Result<Option<String>> {
     let fq_hosts = cfg.nodes.iter().enumerate().filter_map(|(i, n)| match &n.qdisc {
         Qdisc::Fq(fq) if n.kind == NodeKind::Host => Some((i, fq.pacing)),
@@ -246,20 +247,25 @@ fn fq_pacing_switch(cfg: &SimConfig, image: ImageFacts) -> Result<Option<String>
     match first {
         Some((i, FqPacing::Credit)) => {
             if !image.switches.iter().any(|s| s == switches::EDT) {
-                return Err(KernelError::field(
-                    format!("node[{i}].qdisc.pacing"),
-                    format!(
-                        "pacing = \"credit\" (sch_fq of Linux 3.12-4.19) needs the run-time switch {} from \
-                         tcplab's kernel patches (kernel/patches), which this kernel image lacks: build with \
-                         `tcplab kernel build --patches kernel/patches`",
-                        switches::EDT
-                    ),
-                ));
+                let what = "pacing = \"credit\" (sch_fq of Linux 3.12-4.19)";
+                return Err(needs_switch(format!("node[{i}].qdisc.pacing"), what, switches::EDT));
             }
             Ok(Some(format!("{}=0", switches::EDT)))
         }
         _ => Ok(None),
     }
+}
+
+/// `what` asks for a run-time switch of tcplab's kernel patches that the
+/// image was built without.
+fn needs_switch(path: String, what: &str, switch: &str) -> KernelError {
+    KernelError::field(
+        path,
+        format!(
+            "{what} needs the run-time switch {switch} from tcplab's kernel patches (kernel/patches), which this \
+             kernel image lacks: build with `tcplab kernel build --patches kernel/patches`"
+        ),
+    )
 }
 
 fn pacing_name(p: FqPacing) -> &'static str {
@@ -411,15 +417,7 @@ impl Settings {
                             let v = value()?;
                             if let Target::Switch(_) = target {
                                 if !s.is_default() && !image.switches.iter().any(|x| x == p) {
-                                    return Err(KernelError::field(
-                                        path,
-                                        format!(
-                                            "{} = {} needs the run-time switch {p} from tcplab's kernel patches \
-                                             (kernel/patches), which this kernel image lacks: build with \
-                                             `tcplab kernel build --patches kernel/patches`",
-                                            s.name, s.value
-                                        ),
-                                    ));
+                                    return Err(needs_switch(path, &format!("{} = {}", s.name, s.value), p));
                                 }
                             }
                             // A module parameter holds for every socket in the
