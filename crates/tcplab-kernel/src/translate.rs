@@ -19,7 +19,8 @@
 //! its limit, or a step-marking RED ([`Action::RedStep`]) when it has an
 //! ECN threshold, or `fq` on a host with `qdisc = "fq"`. A size table
 //! (`stab overhead -14`) makes every qdisc count IP bytes, as the model
-//! does, not Ethernet frames. A direction with a policer (`police = {
+//! does, not Ethernet frames; except under fq, which counts frames in the
+//! model as on a NIC: there the shaper's rate is scaled to frames instead. A direction with a policer (`police = {
 //! rate, burst }`) gets a `matchall` filter on that htb with `action
 //! police rate R burst B mtu 65535 drop` (act_police, which the image
 //! builds in): it runs when htb classifies the packet, before any queue,
@@ -625,14 +626,26 @@ impl Translator<'_> {
         let dev = format!("l{l}");
         let id = format!("{}:{}->{}", link.name, sender.name, receiver.name);
         let what = format!("link {} {}->{}", link.name, sender.name, receiver.name);
-        let rate = format!("{}bit", link.rate_bps);
-        self.exec(
-            &what,
-            &[
-                "tc", "-n", &ns, "qdisc", "add", "dev", &dev, "root", "handle", "1:", "stab", "overhead", "-14", "htb",
-                "default", "1",
-            ],
-        );
+        // fq under the shaper counts what a NIC's fq counts (`qdisc_pkt_len`:
+        // the frame, and a GSO skb's every segment): a size table would give
+        // it `skb->len - 14` for a whole GSO skb and change its credit
+        // arithmetic (fq's pacing decisions). So a host with fq has no size
+        // table and its shaper's rate counts frames instead: rate ×
+        // (MTU + 14) / MTU is the link's rate in IP bytes for full-sized
+        // packets (a small packet is charged 14 bytes more than in the model).
+        let fq_host = matches!(sender.qdisc, Qdisc::Fq(_)) && sender.kind == NodeKind::Host;
+        let rate = if fq_host {
+            let eth = u64::from(tcplab_sim::ETH_HLEN);
+            let mtu = u64::from(self.mtu);
+            format!("{}bit", (u128::from(link.rate_bps) * u128::from(mtu + eth) / u128::from(mtu)) as u64)
+        } else {
+            format!("{}bit", link.rate_bps)
+        };
+        let root: &[&str] = if fq_host { &["htb"] } else { &["stab", "overhead", "-14", "htb"] };
+        let mut argv = vec!["tc", "-n", &ns, "qdisc", "add", "dev", &dev, "root", "handle", "1:"];
+        argv.extend_from_slice(root);
+        argv.extend_from_slice(&["default", "1"]);
+        self.exec(&what, &argv);
         self.exec(
             &what,
             &[

@@ -199,6 +199,11 @@ fn test_fq_host_gets_fq_under_the_shaper_and_credit_pacing_turns_edt_stamps_off(
         grep(&lines, &["t-sender", " fq "]),
         ["tc -n t-sender qdisc add dev l0 parent 1:1 handle 10: fq limit 10000 flow_limit 100 quantum 3028 initial_quantum 15140 refill_delay 40000us low_rate_threshold 550000bit"]
     );
+    // No size table under fq (it counts frames, and a GSO skb's every
+    // segment, as on a NIC); the shaper's rate counts frames instead.
+    assert_eq!(grep(&lines, &["t-sender", "root"]), ["tc -n t-sender qdisc add dev l0 root handle 1: htb default 1"]);
+    assert!(grep(&lines, &["t-sender", "classid 1:1"])[0].contains(" rate 1009333333bit "), "{lines:?}");
+    assert!(grep(&lines, &["t-receiver", "root"])[0].contains("stab overhead -14"));
     assert!(plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap().cmdline.is_empty());
     // fq's own (pre-4.20) pacing: the same qdisc, TCP's stamps off.
     cfg.nodes[0].qdisc = Qdisc::Fq(FqConfig { pacing: FqPacing::Credit, ..FqConfig::default() });

@@ -51,7 +51,7 @@ mod validate;
 pub use bench::{bench_config, BENCH_ACCESS_BPS, BENCH_BOTTLENECK_BPS, BENCH_RTT};
 pub use config::SimConfig;
 pub use delay::MAX_WALK_STEPS;
-pub use fq::TCP_LIMIT_OUTPUT_BYTES_V4;
+pub use fq::{ETH_HLEN, TCP_LIMIT_OUTPUT_BYTES_V4};
 pub use host::{client_port, client_ports, MAX_CONNECTIONS_PER_HOST, MAX_FLOWS, SERVER_PORT};
 pub use packet::{PacketEvent, PacketEventKind};
 pub use result::RunResult;
