@@ -389,9 +389,20 @@ impl DelayedAck {
         if delta <= 0 {
             return now;
         }
-        let hz = self.hz as u128;
-        let ticks_now = now.as_nanos() as u128 * hz / 1_000_000_000;
-        let ns = ((ticks_now + delta as u128) * 1_000_000_000).div_ceil(hz);
-        Instant::from_nanos(ns.min(u64::MAX as u128) as u64)
+        // Set on every delayed ACK: u64 arithmetic while the products fit
+        // (hours of virtual time), the u128 division (a `__udivti3` call)
+        // only past that; the same quotients either way.
+        const NSEC: u64 = 1_000_000_000;
+        let hz = u64::from(self.hz).max(1);
+        let ticks_now = match now.as_nanos().checked_mul(hz) {
+            Some(p) => p / NSEC,
+            None => (u128::from(now.as_nanos()) * u128::from(hz) / u128::from(NSEC)) as u64,
+        };
+        let t = ticks_now.saturating_add(delta as u64);
+        let ns = match t.checked_mul(NSEC) {
+            Some(p) => p.div_ceil(hz),
+            None => (u128::from(t) * u128::from(NSEC)).div_ceil(u128::from(hz)).min(u128::from(u64::MAX)) as u64,
+        };
+        Instant::from_nanos(ns)
     }
 }
