@@ -105,12 +105,18 @@ fn test_kernel_traces_have_the_models_columns() {
     assert_ok(&tcplab(&["run", &f, "--backend", "linux", "--trace", &out]));
     let csv = std::fs::read_to_string(Path::new(&out).join("bulk.csv")).unwrap();
     let mut lines = csv.lines();
-    assert_eq!(lines.next(), Some("time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered"));
+    assert_eq!(lines.next(), Some("time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered,pacing_rate"));
     let rows: Vec<&str> = lines.collect();
     // Every 50 ms over 2 s, from the end of the handshake.
     assert!((35..=40).contains(&rows.len()), "{} rows", rows.len());
     let last: Vec<&str> = rows.last().unwrap().split(',').collect();
     assert!(last[6].parse::<u64>().unwrap() > 2000, "delivered segments: {last:?}");
+    // tcpi_pacing_rate in CUBIC's congestion avoidance: 120 % of cwnd per
+    // srtt (tcp_update_pacing_rate), bytes per second.
+    let (cwnd, srtt_us, rate): (f64, f64, f64) =
+        (last[1].parse().unwrap(), last[3].parse().unwrap(), last[7].parse().unwrap());
+    let expect = 1.2 * cwnd * 1448.0 / (srtt_us / 1e6);
+    assert!((rate / expect - 1.0).abs() < 0.05, "pacing rate {rate} B/s, 1.2 cwnd/srtt {expect}: {last:?}");
 }
 
 #[test]

@@ -187,14 +187,14 @@ pub fn wall_estimate(sc: &Scenario) -> std::time::Duration {
 }
 
 /// The header of every trace CSV file.
-pub const TRACE_HEADER: &str = "time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered";
+pub const TRACE_HEADER: &str = "time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered,pacing_rate";
 
 /// One CSV line of a trace row (without the newline). Time is printed
 /// exactly, from integer nanoseconds.
 pub fn trace_line(r: &TraceRow) -> String {
     let ns = r.time.as_nanos();
     format!(
-        "{}.{:09},{},{},{},{},{},{}",
+        "{}.{:09},{},{},{},{},{},{},{}",
         ns / 1_000_000_000,
         ns % 1_000_000_000,
         r.cwnd,
@@ -202,7 +202,8 @@ pub fn trace_line(r: &TraceRow) -> String {
         r.srtt_us,
         r.inflight,
         r.ca_state.name(),
-        r.delivered
+        r.delivered,
+        r.pacing_rate
     )
 }
 
