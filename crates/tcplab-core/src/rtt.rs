@@ -163,14 +163,8 @@ pub const fn jiffies_to_usecs(j: u64, hz: u32) -> u32 {
 
 /// An exact virtual-time span of `j` jiffies.
 pub fn jiffies_to_duration(j: u64, hz: u32) -> Duration {
-    // On every ACK (the RTO and loss-probe timers): a u64 division while
-    // the product fits, the u128 one (`__udivti3`) only past that.
-    let hz = sane_hz(hz);
-    let ns = match j.checked_mul(1_000_000_000) {
-        Some(p) => p / hz,
-        None => u64::try_from(u128::from(j) * 1_000_000_000 / u128::from(hz)).unwrap_or(u64::MAX),
-    };
-    Duration::from_nanos(ns)
+    // On every ACK (the RTO and loss-probe timers).
+    Duration::from_nanos(crate::time::mul_div(j, 1_000_000_000, sane_hz(hz), false))
 }
 
 /// The sender's RTT estimator and RTO: the `tcp_sock` fields `srtt_us`,

@@ -9,6 +9,24 @@
 use core::fmt;
 use core::ops::{Add, AddAssign, Sub};
 
+/// `a · b / d` rounded down (`ceil`: up), saturating at `u64::MAX`. The
+/// clock conversions run on every segment and timer: u64 arithmetic while
+/// the product fits (hours of virtual time), and the u128 division (a
+/// `__udivti3` call) only past that; the same quotient either way.
+#[inline]
+pub(crate) fn mul_div(a: u64, b: u64, d: u64, ceil: bool) -> u64 {
+    let d = d.max(1);
+    match a.checked_mul(b) {
+        Some(p) if ceil => p.div_ceil(d),
+        Some(p) => p / d,
+        None => {
+            let p = u128::from(a) * u128::from(b);
+            let q = if ceil { p.div_ceil(u128::from(d)) } else { p / u128::from(d) };
+            u64::try_from(q).unwrap_or(u64::MAX)
+        }
+    }
+}
+
 /// A point in virtual time, nanoseconds since the start of the run.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Instant(u64);
@@ -63,7 +81,8 @@ impl Instant {
         // Called on every segment in and out (`set_now`): the product fits
         // in u64 for the first 5 hours at HZ=1000, and then a u64 division
         // (a multiply by the reciprocal) replaces the u128 one (a
-        // `__udivti3` call); same quotient either way.
+        // `__udivti3` call); same quotient either way. Past u64 the ticks
+        // wrap (only their low 32 bits are kept), unlike `mul_div`.
         let ticks = match self.0.checked_mul(u64::from(hz)) {
             Some(p) => p / 1_000_000_000,
             None => (self.0 as u128 * hz as u128 / 1_000_000_000) as u64,
@@ -168,6 +187,23 @@ mod tests {
 
     /// `jiffies32`'s u64 fast path gives the u128 result on both sides of
     /// the point where `ns · hz` stops fitting.
+    #[test]
+    fn test_mul_div_matches_u128_and_saturates() {
+        for b in [1u64, 250, 1000, 1_000_000_000, u64::from(u32::MAX)] {
+            for d in [1u64, 250, 1000, 1_000_000_000] {
+                let edge = u64::MAX / b;
+                for a in [0, 1, 7, 999_999_999, edge - 1, edge, edge.saturating_add(1), u64::MAX] {
+                    let p = u128::from(a) * u128::from(b);
+                    let floor = u64::try_from(p / u128::from(d)).unwrap_or(u64::MAX);
+                    let ceil = u64::try_from(p.div_ceil(u128::from(d))).unwrap_or(u64::MAX);
+                    assert_eq!(super::mul_div(a, b, d, false), floor, "{a}*{b}/{d}");
+                    assert_eq!(super::mul_div(a, b, d, true), ceil, "{a}*{b}/{d} up");
+                }
+            }
+        }
+        assert_eq!(super::mul_div(5, 3, 0, false), 15, "a zero divisor counts as 1");
+    }
+
     #[test]
     fn test_jiffies32_fast_path_matches_u128() {
         for hz in [0u32, 1, 100, 250, 300, 1000, 1024, u32::MAX] {

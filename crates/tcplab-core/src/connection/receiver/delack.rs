@@ -16,7 +16,7 @@ use super::{AckDecision, TCP_HDR_LEN, TCP_MIN_MSS, TCP_MSS_DEFAULT};
 use crate::connection::timer::{Timer, TimerTable};
 use crate::counters::{Counters, Mib};
 use crate::rtt::usecs_to_jiffies_unclamped;
-use crate::time::{Duration, Instant};
+use crate::time::{mul_div, Duration, Instant};
 use tcplab_wire::{SegmentRepr, TcpFlags};
 
 /// `TCP_MAX_QUICKACKS` (include/net/tcp.h): most quick ACKs granted at once.
@@ -389,20 +389,10 @@ impl DelayedAck {
         if delta <= 0 {
             return now;
         }
-        // Set on every delayed ACK: u64 arithmetic while the products fit
-        // (hours of virtual time), the u128 division (a `__udivti3` call)
-        // only past that; the same quotients either way.
+        // Set on every delayed ACK.
         const NSEC: u64 = 1_000_000_000;
-        let hz = u64::from(self.hz).max(1);
-        let ticks_now = match now.as_nanos().checked_mul(hz) {
-            Some(p) => p / NSEC,
-            None => (u128::from(now.as_nanos()) * u128::from(hz) / u128::from(NSEC)) as u64,
-        };
-        let t = ticks_now.saturating_add(delta as u64);
-        let ns = match t.checked_mul(NSEC) {
-            Some(p) => p.div_ceil(hz),
-            None => (u128::from(t) * u128::from(NSEC)).div_ceil(u128::from(hz)).min(u128::from(u64::MAX)) as u64,
-        };
-        Instant::from_nanos(ns)
+        let hz = u64::from(self.hz);
+        let ticks_now = mul_div(now.as_nanos(), hz, NSEC, false);
+        Instant::from_nanos(mul_div(ticks_now.saturating_add(delta as u64), NSEC, hz, true))
     }
 }
