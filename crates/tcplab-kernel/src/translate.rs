@@ -20,7 +20,8 @@
 //! ECN threshold, or `fq` on a host with `qdisc = "fq"`. A size table
 //! (`stab overhead -14`) makes every qdisc count IP bytes, as the model
 //! does, not Ethernet frames; except under fq, which counts frames in the
-//! model as on a NIC: there the shaper's rate is scaled to frames instead. A direction with a policer (`police = {
+//! model as on a NIC: there the shaper's (and a policer's) rate is scaled
+//! to frames instead. A direction with a policer (`police = {
 //! rate, burst }`) gets a `matchall` filter on that htb with `action
 //! police rate R burst B mtu 65535 drop` (act_police, which the image
 //! builds in): it runs when htb classifies the packet, before any queue,
@@ -634,13 +635,10 @@ impl Translator<'_> {
         // (MTU + 14) / MTU is the link's rate in IP bytes for full-sized
         // packets (a small packet is charged 14 bytes more than in the model).
         let fq_host = matches!(sender.qdisc, Qdisc::Fq(_)) && sender.kind == NodeKind::Host;
-        let rate = if fq_host {
-            let eth = u64::from(tcplab_sim::ETH_HLEN);
-            let mtu = u64::from(self.mtu);
-            format!("{}bit", (u128::from(link.rate_bps) * u128::from(mtu + eth) / u128::from(mtu)) as u64)
-        } else {
-            format!("{}bit", link.rate_bps)
-        };
+        let (mtu, eth) = (u64::from(self.mtu), u64::from(tcplab_sim::ETH_HLEN));
+        let counted =
+            |x: u64| if fq_host { (u128::from(x) * u128::from(mtu + eth) / u128::from(mtu)) as u64 } else { x };
+        let rate = format!("{}bit", counted(link.rate_bps));
         let root: &[&str] = if fq_host { &["htb"] } else { &["stab", "overhead", "-14", "htb"] };
         let mut argv = vec!["tc", "-n", &ns, "qdisc", "add", "dev", &dev, "root", "handle", "1:"];
         argv.extend_from_slice(root);
@@ -688,7 +686,7 @@ impl Translator<'_> {
             // (TC_ACT_SHOT, `drop`) is counted in the root's drops. `mtu`
             // lifts act_police's default size limit (2040 bytes, from
             // iproute2's rate table) above any packet of the scenario.
-            let (rate, burst) = (format!("{}bit", p.rate_bps), p.burst_bytes.to_string());
+            let (rate, burst) = (format!("{}bit", counted(p.rate_bps)), counted(p.burst_bytes).to_string());
             self.exec(
                 &format!("{what} police"),
                 &[

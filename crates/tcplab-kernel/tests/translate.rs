@@ -204,6 +204,11 @@ fn test_fq_host_gets_fq_under_the_shaper_and_credit_pacing_turns_edt_stamps_off(
     assert_eq!(grep(&lines, &["t-sender", "root"]), ["tc -n t-sender qdisc add dev l0 root handle 1: htb default 1"]);
     assert!(grep(&lines, &["t-sender", "classid 1:1"])[0].contains(" rate 1009333333bit "), "{lines:?}");
     assert!(grep(&lines, &["t-receiver", "root"])[0].contains("stab overhead -14"));
+    // A policer there counts frames too.
+    cfg.links[0].ab.police = Some(tcplab_sim::config::Police { rate_bps: 15_000_000, burst_bytes: 15_000 });
+    let lines = plan(&cfg);
+    assert!(grep(&lines, &["t-sender", "police"])[0].contains("police rate 15140000bit burst 15140 "), "{lines:?}");
+    cfg.links[0].ab.police = None;
     assert!(plan_with(&cfg, knobs(&cfg, defaults()), ALL_SWITCHES).unwrap().cmdline.is_empty());
     // fq's own (pre-4.20) pacing: the same qdisc, TCP's stamps off.
     cfg.nodes[0].qdisc = Qdisc::Fq(FqConfig { pacing: FqPacing::Credit, ..FqConfig::default() });
