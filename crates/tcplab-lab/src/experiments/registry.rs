@@ -174,6 +174,10 @@ const DCTCP_RPC: Experiment = Experiment {
     ],
 };
 
+/// The seed-003 scenario's own sender qdisc: fq with pre-4.20 credit
+/// pacing (the kernel variant's `set` chooses EDT for its other arms).
+const FQ_CREDIT_3X: &str = r#"node.sender.qdisc={ kind = "fq", pacing = "credit", low_rate_threshold = "0bit" }"#;
+
 /// "tcp_cubic: refine Hystart delay threshold" (v3.19).
 const HYSTART: Experiment = Experiment {
     name: "hystart",
@@ -218,8 +222,10 @@ const HYSTART: Experiment = Experiment {
     runs: 10,
     kernel: Some(KernelVariant {
         note: "Linux 6.12 with HyStart's delay threshold at delay_min/16 (tcp_cubic.hystart_delay_thresh_shift=4) \
-               and at delay_min/8 (mainline), fq with EDT pacing on the sender (6.12 has no credit-based \
-               pacing), and both with delay detection only; 5 seeds per arm.",
+               and at delay_min/8 (mainline), fq with EDT pacing on the sender, and both with delay detection \
+               only; and both divisors with the era presets' three 3.x mechanisms: fq's credit pacing \
+               (tcp_output.edt=0), the delay_min/2 ACK-train threshold (tcp_cubic.hystart_train_half_rtt=1) and \
+               a 2.5 ms ACK spacing for 3.x's millisecond clock (hystart_ack_delta_us=2500); 5 seeds per arm.",
         set: &["tcp.preset=linux-current", "node.sender.qdisc=fq"],
         arms: &[
             Arm {
@@ -234,6 +240,27 @@ const HYSTART: Experiment = Experiment {
                 reference: None,
             },
             Arm { name: "6.12 /8 delay-only", settings: &["tcp.cubic.hystart_detect=2"], reference: None },
+            // The era presets' 3.x mechanisms that 6.12 can be given
+            // (docs/reproductions/hystart.md): what their checks compare with.
+            Arm {
+                name: "6.12 /16, 3.x pacing and train",
+                settings: &[
+                    FQ_CREDIT_3X,
+                    "tcp.cubic.hystart_train_half_rtt=true",
+                    "tcp.cubic.hystart_ack_delta_us=2500",
+                    "tcp.cubic.hystart_delay_thresh_shift=4",
+                ],
+                reference: None,
+            },
+            Arm {
+                name: "6.12 /8, 3.x pacing and train",
+                settings: &[
+                    FQ_CREDIT_3X,
+                    "tcp.cubic.hystart_train_half_rtt=true",
+                    "tcp.cubic.hystart_ack_delta_us=2500",
+                ],
+                reference: None,
+            },
         ],
         runs: 5,
     }),
@@ -273,15 +300,15 @@ const HYSTART: Experiment = Experiment {
     checks: &[
         Check::Ratio {
             metric: "goodput",
-            num: ArmStat::min("v3.19 (/8)", "6.12 /8"),
-            den: ArmStat::min("v3.18 (/16)", "6.12 /16"),
+            num: ArmStat::min("v3.19 (/8)", "6.12 /8, 3.x pacing and train"),
+            den: ArmStat::min("v3.18 (/16)", "6.12 /16, 3.x pacing and train"),
             min: 1.5,
             max: f64::INFINITY,
         },
         Check::Ratio {
             metric: "goodput",
-            num: ArmStat::min("v3.19 (/8)", "6.12 /8"),
-            den: ArmStat::median("v3.19 (/8)", "6.12 /8"),
+            num: ArmStat::min("v3.19 (/8)", "6.12 /8, 3.x pacing and train"),
+            den: ArmStat::median("v3.19 (/8)", "6.12 /8, 3.x pacing and train"),
             min: 0.95,
             max: 1.0,
         },
