@@ -10,6 +10,23 @@ use tcplab_core::time::{Duration, Instant};
 use tcplab_core::{TcpConfig, TcpState};
 
 fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, total: u64, sack: bool, ts: bool) {
+    transfer_with(cc, seed, loss_per_mille, reorder_per_mille, total, sack, ts, false)
+}
+
+/// `fq_credit`: both ends are paced by a driver's fq with pre-4.20 credit
+/// pacing (the core commits an skb only once the one before it has been
+/// handed out); the harness polls at once, as a driver with TSQ room would.
+#[allow(clippy::too_many_arguments)]
+fn transfer_with(
+    cc: &str,
+    seed: u64,
+    loss_per_mille: u32,
+    reorder_per_mille: u32,
+    total: u64,
+    sack: bool,
+    ts: bool,
+    fq_credit: bool,
+) {
     let cfg = TcpConfig {
         congestion_control: tcplab_core::cc::CcConfig::from_name(cc).unwrap(),
         tcp_sack: sack,
@@ -17,6 +34,10 @@ fn transfer(cc: &str, seed: u64, loss_per_mille: u32, reorder_per_mille: u32, to
         ..TcpConfig::default()
     };
     let mut p = Pair::new(&cfg, &cfg, Duration::from_millis(5));
+    if fq_credit {
+        p.client.set_pacing_fq(false);
+        p.server.set_pacing_fq(false);
+    }
     p.ns_per_byte = 80; // 100 Mbit/s
     let mut rng = Lcg(seed);
     let data_drops = std::rc::Rc::new(std::cell::Cell::new(0u32));
@@ -71,6 +92,11 @@ proptest! {
     #[test]
     fn prop_every_byte_once_in_order_reno(seed in any::<u64>(), loss in 0u32..60, reorder in 0u32..200, sack in any::<bool>(), ts in any::<bool>()) {
         transfer("reno", seed, loss, reorder, 1_000_000, sack, ts);
+    }
+
+    #[test]
+    fn prop_every_byte_once_in_order_cubic_under_fq_credit_pacing(seed in any::<u64>(), loss in 0u32..60, reorder in 0u32..200, sack in any::<bool>()) {
+        transfer_with("cubic", seed, loss, reorder, 1_000_000, sack, true, true);
     }
 
     #[test]
