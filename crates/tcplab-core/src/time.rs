@@ -185,8 +185,8 @@ impl fmt::Debug for Duration {
 mod tests {
     use super::*;
 
-    /// `jiffies32`'s u64 fast path gives the u128 result on both sides of
-    /// the point where `ns · hz` stops fitting.
+    /// `mul_div`'s u64 fast path gives the u128 quotient, saturated, on both
+    /// sides of the point where `a · b` stops fitting.
     #[test]
     fn test_mul_div_matches_u128_and_saturates() {
         for b in [1u64, 250, 1000, 1_000_000_000, u64::from(u32::MAX)] {
@@ -204,6 +204,8 @@ mod tests {
         assert_eq!(super::mul_div(5, 3, 0, false), 15, "a zero divisor counts as 1");
     }
 
+    /// `jiffies32`'s u64 fast path gives the u128 result on both sides of
+    /// the point where `ns · hz` stops fitting.
     #[test]
     fn test_jiffies32_fast_path_matches_u128() {
         for hz in [0u32, 1, 100, 250, 300, 1000, 1024, u32::MAX] {

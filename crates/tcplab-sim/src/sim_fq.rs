@@ -107,27 +107,21 @@ impl Sim {
     /// now, and starts the NIC if it is idle — once the skb is complete
     /// (`more`: another of its segments follows).
     pub(crate) fn enqueue_fq(&mut self, d: usize, f: u32, id: PacketId, paced: bool, more: bool) {
-        if !self.police(d, id) {
-            if !more {
-                if let Some(q) = self.dirs[d].fq.as_deref_mut() {
-                    q.end_skb(f);
-                }
-                if self.dirs[d].in_service.is_none() {
-                    self.fq_kick(d);
-                }
-            }
-            return;
-        }
         let now = self.now.as_nanos();
         let len = self.packets.get(id).wire_len;
-        let dir = &mut self.dirs[d];
-        let from = dir.from;
-        let Some(q) = dir.fq.as_deref_mut() else { return };
-        if q.enqueue_segment(now, f, id, len, paced, now, more) {
-            self.tap(PacketEventKind::Enqueue, from, Some(d), id);
-        } else {
-            self.tap(PacketEventKind::Drop, from, Some(d), id);
-            self.packets.free(id);
+        let passed = self.police(d, id);
+        let from = self.dirs[d].from;
+        if let Some(q) = self.dirs[d].fq.as_deref_mut() {
+            if !passed {
+                if !more {
+                    q.end_skb(f);
+                }
+            } else if q.enqueue_segment(now, f, id, len, paced, now, more) {
+                self.tap(PacketEventKind::Enqueue, from, Some(d), id);
+            } else {
+                self.tap(PacketEventKind::Drop, from, Some(d), id);
+                self.packets.free(id);
+            }
         }
         if !more && self.dirs[d].in_service.is_none() {
             self.fq_kick(d);

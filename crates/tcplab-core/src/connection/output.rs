@@ -848,11 +848,8 @@ impl Connection {
             // (tcp_small_queue_check runs before each skb is sent), so an
             // skb is committed, and stamped, only once the one before it
             // has been handed to the driver.
-            let hold = if self.edt_hold {
-                self.tcp_wstamp_ns > self.tp.now.as_nanos()
-            } else {
-                self.sq.emit_next < self.rtx.next_id()
-            };
+            let hold =
+                if self.edt_hold { self.tcp_wstamp_ns > self.tp.now.as_nanos() } else { self.skb_segments_pending() };
             self.sq.xmit_owed |= hold;
             return hold;
         }

@@ -295,8 +295,9 @@ const HYSTART: Experiment = Experiment {
     // "Bimodal 15-250 Mbit/s becomes a steady ~250": /16's worst run at
     // most two thirds of /8's (the patch: 14.94 against 247.46), and /8's
     // worst run within 5 % of its median (the patch: 247.46 / 250.75);
-    // for the patch's era presets and for the divisor alone in the
-    // current core, each against the kernel's /16 and /8.
+    // for the patch's era presets, against 6.12 given their 3.x pacing,
+    // train threshold and clock, and for the divisor alone in the current
+    // core, against 6.12's /16 and /8 as shipped (EDT).
     checks: &[
         Check::Ratio {
             metric: "goodput",
