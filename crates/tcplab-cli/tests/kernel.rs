@@ -155,6 +155,30 @@ fn test_kernel_fq_credit_pacing_spreads_a_slow_start_round_and_the_train_ends_it
 }
 
 #[test]
+fn test_kernel_jiffies_tsval_clock_spares_overtaken_originals_from_paws_as_in_the_model() {
+    // The reordering seed's path: a retransmission that fills the hole
+    // raises ts_recent, and originals sent a few ms before it that the
+    // jitter delays more are PAWS-discarded (over a hundred a minute with
+    // the 1 ms clock). With 3.x's clock (tcp_output.ts_jiffies=1, HZ 250)
+    // PAWS's one-tick window spans 4 ms and most of them pass; on both
+    // backends.
+    if !kernel_available() {
+        return;
+    }
+    let f = repo("scenarios/reordering-20mbit.toml");
+    let paws = |backend: &str, clock: &str| {
+        let set = format!("tcp.ts_clock={clock}");
+        let v = json(&tcplab(&["run", &f, "--backend", backend, "--json", "--seed", "1", "--set", &set]));
+        v["counters"]["TcpExtPAWSEstab"].as_u64().unwrap()
+    };
+    for backend in ["linux", "model"] {
+        let (ms, jiffies) = (paws(backend, "ms"), paws(backend, "jiffies"));
+        assert!(ms >= 40, "{backend}: {ms} PAWS discards with the ms clock");
+        assert!(jiffies * 4 <= ms, "{backend}: {jiffies} with jiffies, {ms} with ms");
+    }
+}
+
+#[test]
 fn test_kernel_step_marking_marks_ect_and_dctcp_reacts() {
     if !kernel_available() {
         return;

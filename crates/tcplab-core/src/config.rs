@@ -68,6 +68,57 @@ pub enum AckEra {
 
 crate::names::named_enum!(AckEra { V3_12 => "v3.12", Current => "current" });
 
+/// The clock of the TSval a segment carries (`tcp_time_stamp`): jiffies
+/// until "tcp: switch TCP TS option (RFC 7323) to 1ms clock" (4.13), then
+/// milliseconds whatever HZ is. At HZ 250 the jiffies clock ticks every
+/// 4 ms, so PAWS (`TCP_PAWS_WINDOW`, one tick) lets a segment through
+/// up to 4 ms older than `ts_recent` instead of 1 ms, and the
+/// timestamp-based RTT samples and the undo test (`tcp_packet_delayed`)
+/// see the coarser clock.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum TsClock {
+    /// ≤ 4.12: `tcp_time_stamp` = jiffies.
+    Jiffies,
+    /// 4.13 and since: `tcp_clock_ms` (`tcp_time_stamp_ms`).
+    #[default]
+    Ms,
+}
+
+crate::names::named_enum!(TsClock { Jiffies => "jiffies", Ms => "ms" });
+
+impl TsClock {
+    /// A span of `ticks` of this clock in µs.
+    #[inline]
+    pub fn ticks_to_us(self, ticks: u32, hz: u32) -> u64 {
+        match self {
+            TsClock::Ms => ticks as u64 * 1000,
+            TsClock::Jiffies => crate::rtt::jiffies_to_usecs(ticks as u64, hz) as u64,
+        }
+    }
+}
+
+/// The form of the tail loss probe (`tcp_schedule_loss_probe`,
+/// `tcp_send_loss_probe`, tcp_output.c; `tcp_process_tlp_ack`,
+/// tcp_input.c).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum TlpRule {
+    /// 3.10 to 4.9: scheduled only in Open, only when the RTO is the
+    /// pending timer and cwnd or the application limits the sender; the
+    /// probe timeout is 2·srtt (with one packet out at least 1.5·srtt +
+    /// `TCP_DELACK_MAX`), at least 10 ms; a probe of new data does not
+    /// count as the episode's probe; any D-SACK on the ACK that ends the
+    /// episode spares the cwnd reduction.
+    V3_10,
+    /// 4.13 and since (modelled on 6.13): in Open or CWR; 2·srtt plus
+    /// `TCP_TIMEOUT_MIN_US` (`rto_min` with one packet out); one probe of
+    /// either kind per episode, and only a D-SACK of the probe itself
+    /// (`FLAG_DSACK_TLP`) shows it was not needed.
+    #[default]
+    Current,
+}
+
+crate::names::named_enum!(TlpRule { V3_10 => "v3.10", Current => "current" });
+
 /// The memory (`skb->truesize`) a received segment is charged against the
 /// receive buffer, which sets the payload share a window may promise
 /// (`tp->scaling_ratio`, `tcp_measure_rcv_mss`). It depends on the
@@ -127,7 +178,9 @@ pub struct TcpConfig {
     pub tcp_recovery: u32,
     /// `net.ipv4.tcp_frto`.
     pub tcp_frto: u8,
-    /// `net.ipv4.tcp_early_retrans` (3 = TLP + ER in 3.x; 3 today).
+    /// `net.ipv4.tcp_early_retrans`: 3 today, the tail loss probe (3 or
+    /// 4). With [`AckEra::V3_12`] also RFC 5827 early retransmit as 3.6–4.10
+    /// had it: 1 at once, 2 and 3 after max(srtt/4, 2 ms); 4 is TLP only.
     pub tcp_early_retrans: u8,
     /// `net.ipv4.tcp_slow_start_after_idle`.
     pub tcp_slow_start_after_idle: bool,
@@ -192,6 +245,10 @@ pub struct TcpConfig {
     pub tcp_fack: bool,
     /// `tcp_cwnd_reduction`'s slow-start-reduction-bound rule by era.
     pub prr_rule: PrrRule,
+    /// The tail loss probe's form by era.
+    pub tlp_rule: TlpRule,
+    /// The TSval clock by era.
+    pub ts_clock: TsClock,
     /// Floor of `tcp_cwnd_reduction`: 1 in mainline, 2 with Brakmo's
     /// "tcp: force cwnd at least 2 in tcp_cwnd_reduction".
     pub cwnd_reduction_floor: u32,
@@ -273,6 +330,8 @@ impl TcpConfig {
             rack_with_dupthresh: false,
             loss_cwnd_one: false,
             prr_rule: PrrRule::Current,
+            tlp_rule: TlpRule::Current,
+            ts_clock: TsClock::Ms,
             cwnd_reduction_floor: 1,
             ack_on_cwr: true,
             dctcp_ack_on_ce_change: true,
@@ -292,6 +351,8 @@ impl TcpConfig {
                 c.tcp_no_ssthresh_metrics_save = false;
                 c.tcp_recovery = 0;
                 c.prr_rule = PrrRule::V3_12;
+                c.tlp_rule = TlpRule::V3_10;
+                c.ts_clock = TsClock::Jiffies;
                 c.ack_on_cwr = false;
                 c.dctcp_ack_on_ce_change = false;
                 c.cwnd_growth = if name == "v3.11" { CwndGrowthRule::V3_11 } else { CwndGrowthRule::V3_12 };

@@ -29,7 +29,9 @@ use crate::cc::dctcp::{DctcpParams, DctcpVersion};
 use crate::cc::hystart::HystartVersion;
 use crate::cc::reno::RenoParams;
 use crate::cc::{CcConfig, CcEra};
-use crate::config::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, RcvTruesize, TcpConfig, HZ_VALUES, MIN_MTU};
+use crate::config::{
+    AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, RcvTruesize, TcpConfig, TlpRule, TsClock, HZ_VALUES, MIN_MTU,
+};
 use crate::names::UnknownName;
 use crate::prr::PrrRule;
 

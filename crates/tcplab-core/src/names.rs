@@ -76,7 +76,7 @@ mod tests {
     use crate::cc::dctcp::DctcpVersion;
     use crate::cc::hystart::HystartVersion;
     use crate::cc::CcEra;
-    use crate::config::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule};
+    use crate::config::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, TlpRule, TsClock};
     use crate::prr::PrrRule;
     use std::str::FromStr;
 
@@ -109,6 +109,8 @@ mod tests {
             AckedCount::as_str,
         );
         round_trip(&[PrrRule::V3_12, PrrRule::V4_17, PrrRule::Current], PrrRule::NAMES, PrrRule::as_str);
+        round_trip(&[TlpRule::V3_10, TlpRule::Current], TlpRule::NAMES, TlpRule::as_str);
+        round_trip(&[TsClock::Jiffies, TsClock::Ms], TsClock::NAMES, TsClock::as_str);
         round_trip(
             &[CubicVersion::V3_18, CubicVersion::V3_19, CubicVersion::Current],
             CubicVersion::NAMES,

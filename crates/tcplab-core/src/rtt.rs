@@ -67,6 +67,18 @@ pub const fn tcp_timeout_init(hz: u32) -> u32 {
     TCP_TIMEOUT_INIT_SECS.saturating_mul(hz)
 }
 
+/// `TCP_DELACK_MAX` (include/net/tcp.h) in jiffies: `HZ/5` (200 ms), at
+/// least one.
+#[doc(alias = "TCP_DELACK_MAX")]
+#[inline]
+pub const fn tcp_delack_max(hz: u32) -> u32 {
+    if hz >= 5 {
+        hz / 5
+    } else {
+        1
+    }
+}
+
 /// `TCP_TIMEOUT_FALLBACK` (include/net/tcp.h) in jiffies: `3·HZ`.
 #[doc(alias = "TCP_TIMEOUT_FALLBACK")]
 #[inline]

@@ -355,9 +355,11 @@ fn parse_patch(text: &str) -> (Vec<String>, Vec<String>) {
             current = Some(path);
         } else if let Some(added) = line.strip_prefix('+') {
             let added = added.trim_start();
+            // The first argument is the parameter's name in all three.
             let param = added
                 .strip_prefix("module_param(")
                 .or_else(|| added.strip_prefix("module_param_cb("))
+                .or_else(|| added.strip_prefix("module_param_named("))
                 .and_then(|r| r.split(',').next());
             if let (Some(param), Some(file)) = (param, &current) {
                 // A header's parameters belong to the .c file that
@@ -706,10 +708,11 @@ mod tests {
     #[test]
     fn patch_parsing_finds_files_and_switches() {
         let text = "Subject: x\n---\n--- a/net/ipv4/tcp_dctcp.h\n+++ b/net/ipv4/tcp_dctcp.h\n@@ -1 +1,2 @@\n+static bool x;\n\
-                    --- a/net/ipv4/tcp_dctcp.c\n+++ b/net/ipv4/tcp_dctcp.c\n@@ -1 +1,2 @@\n+module_param(dctcp_ack_on_ce_change, bool, 0644);\n";
+                    --- a/net/ipv4/tcp_dctcp.c\n+++ b/net/ipv4/tcp_dctcp.c\n@@ -1 +1,2 @@\n+module_param(dctcp_ack_on_ce_change, bool, 0644);\n\
+                    +module_param_named(ts_jiffies, tcp_ts_jiffies, bool, 0644);\n";
         let (files, switches) = parse_patch(text);
         assert_eq!(files, vec!["net/ipv4/tcp_dctcp.h", "net/ipv4/tcp_dctcp.c"]);
-        assert_eq!(switches, vec!["tcp_dctcp.dctcp_ack_on_ce_change"]);
+        assert_eq!(switches, vec!["tcp_dctcp.dctcp_ack_on_ce_change", "tcp_dctcp.ts_jiffies"]);
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub const HYSTART_TRAIN_HALF_RTT: &str = "tcp_cubic.hystart_train_half_rtt";
 /// paces them from `sk_pacing_rate` at dequeue, as before v4.20. Not a TCP
 /// knob: set when a host's fq has `pacing = "credit"`.
 pub const EDT: &str = "tcp_output.edt";
+/// 1: the TSval clock counts jiffies, as before "tcp: switch TCP TS option
+/// (RFC 7323) to 1ms clock" (v4.13).
+pub const TS_JIFFIES: &str = "tcp_output.ts_jiffies";
 
 pub const ALL: &[&str] = &[
     FORWARD_PROGRESS_GROWTH,
@@ -29,4 +32,5 @@ pub const ALL: &[&str] = &[
     HYSTART_DELAY_THRESH_SHIFT,
     HYSTART_TRAIN_HALF_RTT,
     EDT,
+    TS_JIFFIES,
 ];

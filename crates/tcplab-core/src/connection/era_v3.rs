@@ -1,12 +1,20 @@
 //! The v3.x forms of loss detection and reordering (Linux 3.12–3.19
 //! tcp_input.c), selected by [`AckEra::V3_12`](crate::config::AckEra):
 //! FACK (`fackets_out`), `tcp_update_reordering` with its packet metric,
-//! the 3.x `tcp_time_to_recover` and `tcp_update_scoreboard`, and Hoe's
-//! partial undo. Everything else is shared with the current code.
+//! the 3.x `tcp_time_to_recover` and `tcp_update_scoreboard` with RFC 5827
+//! early retransmit and its delay timer, and Hoe's partial undo.
+//! Everything else is shared with the current code.
+//!
+//! 3.10 had already removed the head-timeout trick of `tcp_time_to_recover`
+//! (`tcp_head_timedout`, `tcp_timeout_skbs`), so no era here has it.
 
 use super::rtx_queue::{LOST, SACKED_ACKED};
-use super::Connection;
+use super::timer::Timer;
+use super::{Connection, Rexmit};
 use crate::counters::Mib;
+use crate::flag::FLAG_ECE;
+use crate::rtt::{jiffies_to_duration, msecs_to_jiffies, usecs_to_jiffies};
+use crate::time::Instant;
 
 /// The fields of `struct tcp_sock` and of the ACK being processed that only
 /// the older eras read, kept apart so that the current code paths show
@@ -29,11 +37,22 @@ pub(super) struct EraV3 {
     ///
     /// [`CwndLimitedRule::InFlight`]: crate::config::CwndLimitedRule::InFlight
     pub prior_in_flight: u32,
+    /// `tp->do_early_retrans` (3.6–4.10): RFC 5827 early retransmit is on
+    /// for this socket. `tcp_enable_early_retrans` sets it at socket
+    /// creation when `tcp_early_retrans` is 1–3 and `tcp_reordering` is 3;
+    /// `tcp_disable_early_retrans` clears it once reordering is seen.
+    pub do_early_retrans: bool,
 }
 
 impl EraV3 {
-    pub(super) fn new(tcp_fack: bool) -> EraV3 {
-        EraV3 { fack: tcp_fack, pkts_acked: 0, prior_unsacked: 0, prior_in_flight: 0 }
+    pub(super) fn new(tcp_fack: bool, tcp_early_retrans: u8, tcp_reordering: u32) -> EraV3 {
+        EraV3 {
+            fack: tcp_fack,
+            pkts_acked: 0,
+            prior_unsacked: 0,
+            prior_in_flight: 0,
+            do_early_retrans: (1..=3).contains(&tcp_early_retrans) && tcp_reordering == 3,
+        }
     }
 }
 
@@ -52,8 +71,12 @@ impl Connection {
 
     /// `tcp_update_reordering` (≤ 4.14): raise `reordering` to `metric`
     /// packets (capped by tcp_max_reordering), counting the detection under
-    /// the first of TS, Reno, FACK, SACK that applies, and switch FACK off.
+    /// the first of TS, Reno, FACK, SACK that applies, and switch FACK off;
+    /// any reordering at all switches early retransmit off (≤ 4.10).
     pub(super) fn update_reordering_v3(&mut self, metric: u32, ts: bool) {
+        if metric > 0 {
+            self.v3.do_early_retrans = false;
+        }
         if metric > self.reordering {
             self.reordering = metric.min(self.cfg.tcp_max_reordering);
             let mib = if ts {
@@ -75,9 +98,11 @@ impl Connection {
     /// `tcp_time_to_recover` (3.12–3.19): something is lost, or the
     /// duplicate-ACK heuristic (fackets_out with FACK, else sacked_out + 1)
     /// exceeds reordering, or nothing more can be sent and half the window
-    /// is SACKed. (Early retransmit and the thin-stream rule are not
-    /// modelled.)
-    pub(super) fn time_to_recover_v3(&self) -> bool {
+    /// is SACKed, or (RFC 5827) all but one of fewer than four packets out
+    /// are SACKed, nothing was retransmitted and nothing more can be sent:
+    /// then recover now, or after the early-retransmit delay. (The
+    /// thin-stream rule is not modelled.)
+    pub(super) fn time_to_recover_v3(&mut self, flag: u32) -> bool {
         if self.scoreboard.lost_out > 0 {
             return true;
         }
@@ -86,9 +111,58 @@ impl Connection {
             return true;
         }
         let packets_out = self.scoreboard.packets_out;
-        packets_out <= self.reordering
-            && self.scoreboard.sacked_out >= (packets_out / 2).max(self.cfg.tcp_reordering)
-            && self.unsent_bytes() == 0
+        let sacked_out = self.scoreboard.sacked_out;
+        if packets_out <= self.reordering
+            && sacked_out >= (packets_out / 2).max(self.cfg.tcp_reordering)
+            && !self.may_send_now()
+        {
+            return true;
+        }
+        if self.v3.do_early_retrans
+            && self.scoreboard.retrans_out == 0
+            && sacked_out > 0
+            && packets_out > sacked_out
+            && packets_out < 4
+            && !self.may_send_now()
+        {
+            return !self.pause_early_retransmit(flag);
+        }
+        false
+    }
+
+    /// `tcp_pause_early_retransmit` (3.6–4.10): with `tcp_early_retrans`
+    /// 2 or 3, hold the early retransmit back for max(srtt/4, 2 ms) (RFC
+    /// 5827's mitigation A.3 against small reordering) on the early-
+    /// retransmit timer, unless the ACK carries ECE, there is no RTT yet
+    /// or the pending timer fires first.
+    fn pause_early_retransmit(&mut self, flag: u32) -> bool {
+        let srtt_us = self.rtt.srtt_us();
+        if !(2..=3).contains(&self.cfg.tcp_early_retrans) || flag & FLAG_ECE != 0 || srtt_us == 0 {
+            return false;
+        }
+        let hz = self.cfg.hz;
+        let delay = usecs_to_jiffies(srtt_us >> 5, hz).max(msecs_to_jiffies(2, hz));
+        let at = self.tp.now + jiffies_to_duration(delay, hz);
+        // !time_after(icsk_timeout, jiffies + delay)
+        if self.timers.pending().and_then(|t| self.timers.get(t)).is_none_or(|due| due <= at) {
+            return false;
+        }
+        self.timers.set_xmit(Timer::ReoTimeout, at);
+        true
+    }
+
+    /// `tcp_resume_early_retransmit` (3.6–4.10): the delay is over. The
+    /// RTO goes back to its deadline from the head's transmission; unless
+    /// reordering switched early retransmit off meanwhile, enter Recovery,
+    /// mark the head lost and retransmit it.
+    pub(super) fn resume_early_retransmit(&mut self, now: Instant) {
+        self.rearm_rto_from_head(now);
+        if !self.v3.do_early_retrans {
+            return;
+        }
+        self.enter_recovery(false);
+        self.update_scoreboard_v3(true);
+        self.rexmit = Rexmit::Lost;
     }
 
     /// `tcp_update_scoreboard` (3.x): with FACK the first

@@ -5,7 +5,7 @@
 use super::rtx_queue::{EVER_RETRANS, LOST, RETRANS, SACKED_ACKED, SACKED_RETRANS};
 use super::{Connection, Rexmit};
 use crate::cc::{ca_ack, AckSample};
-use crate::config::{AckEra, AckedCount};
+use crate::config::{AckEra, AckedCount, TlpRule};
 use crate::counters::Mib;
 use crate::flag::*;
 use crate::rate::{DeliveredSkb, RateGenInput, RateSample};
@@ -79,6 +79,12 @@ impl Connection {
         let prior_fack = self.highest_sack_seq();
         let prior_packets = self.scoreboard.packets_out;
         let v3 = self.cfg.ack_era == AckEra::V3_12;
+        if v3 && matches!(self.timers.pending(), Some(super::Timer::ReoTimeout | super::Timer::LossProbe)) {
+            // 3.x tcp_ack: any ACK takes a pending early retransmit or loss
+            // probe back to the RTO; the state machine and the tail decide
+            // again.
+            self.rearm_rto(now);
+        }
         let prior_fackets = if v3 { self.fackets_out() } else { 0 };
         self.v3.prior_unsacked =
             self.scoreboard.packets_out - self.scoreboard.sacked_out.min(self.scoreboard.packets_out);
@@ -202,7 +208,16 @@ impl Connection {
             self.fastretrans_alert(self.snd_una, is_dupack, &mut flag, &mut rexmit);
         }
         self.process_tlp_ack(ack, flag);
-        if flag & FLAG_SET_XMIT_TIMER != 0 && !self.schedule_loss_probe(true) {
+        if self.cfg.tlp_rule == TlpRule::V3_10 {
+            // 3.x: tcp_clean_rtx_queue rearmed the RTO; tcp_ack ends with a
+            // loss probe in the place of a pending RTO.
+            if flag & FLAG_SET_XMIT_TIMER != 0 {
+                self.rearm_rto(now);
+            }
+            if self.timers.pending() == Some(super::Timer::Retrans) {
+                self.schedule_loss_probe(true);
+            }
+        } else if flag & FLAG_SET_XMIT_TIMER != 0 && !self.schedule_loss_probe(true) {
             self.rearm_rto(now);
         }
         if self.scoreboard.packets_out == 0 && self.timers.pending().is_some_and(|t| t != super::Timer::Probe0) {
@@ -291,20 +306,30 @@ impl Connection {
 
     /// `tcp_rearm_rto`: restart the retransmission timer from now.
     pub(super) fn rearm_rto(&mut self, now: Instant) {
+        // Converting from a REO or TLP timer: keep the RTO relative to the
+        // head's transmission (tcp_rto_delta_us).
+        if matches!(self.timers.pending(), Some(super::Timer::ReoTimeout | super::Timer::LossProbe)) {
+            self.rearm_rto_from_head(now);
+        } else if self.scoreboard.packets_out == 0 {
+            self.timers.stop(super::Timer::Retrans);
+        } else {
+            let rto = self.rto_now();
+            self.timers.set_xmit(super::Timer::Retrans, now + rto);
+        }
+    }
+
+    /// `tcp_rearm_rto` while a REO, early-retransmit or TLP timer is
+    /// `icsk_pending` (even the one firing): the RTO at its deadline from
+    /// the head's transmission.
+    pub(super) fn rearm_rto_from_head(&mut self, now: Instant) {
         if self.scoreboard.packets_out == 0 {
             self.timers.stop(super::Timer::Retrans);
             return;
         }
-        let mut rto = self.rto_now();
-        // Converting from a REO or TLP timer: keep the RTO relative to the
-        // head's transmission (tcp_rto_delta_us).
-        if matches!(self.timers.pending(), Some(super::Timer::ReoTimeout | super::Timer::LossProbe)) {
-            let delta = self.rto_delta_us().max(1) as u32;
-            // delta ≤ the RTO (≤ TCP_RTO_MAX), far below the clamp.
-            let j = crate::rtt::usecs_to_jiffies(delta, self.cfg.hz);
-            rto = crate::rtt::jiffies_to_duration(j, self.cfg.hz);
-        }
-        self.timers.set_xmit(super::Timer::Retrans, now + rto);
+        let delta = self.rto_delta_us().max(1) as u32;
+        // delta ≤ the RTO (≤ TCP_RTO_MAX), far below the clamp.
+        let j = crate::rtt::usecs_to_jiffies(delta, self.cfg.hz);
+        self.timers.set_xmit(super::Timer::Retrans, now + crate::rtt::jiffies_to_duration(j, self.cfg.hz));
     }
 
     // ------------------------------------------------------------------
@@ -722,9 +747,10 @@ impl Connection {
         }
         if seq_rtt_us < 0 && flag & FLAG_ACKED != 0 {
             if let Some(ecr) = self.rcv_tsecr.filter(|e| *e != 0) {
-                let delta = self.ts_now().wrapping_sub(ecr);
-                if delta < (i32::MAX as u32) / 1000 {
-                    seq_rtt_us = delta.max(1) as i64 * 1000;
+                // tcp_rtt_tsopt_us
+                let us = self.cfg.ts_clock.ticks_to_us(self.ts_now().wrapping_sub(ecr).max(1), self.cfg.hz);
+                if us < i32::MAX as u64 {
+                    seq_rtt_us = us as i64;
                     ca_rtt_us = seq_rtt_us;
                 }
             }

@@ -61,7 +61,7 @@ mod timer;
 mod undo;
 
 use crate::cc::{CaCtx, CaEvent, CaState, TCP_INFINITE_SSTHRESH};
-use crate::config::TcpConfig;
+use crate::config::{AckEra, TcpConfig, TsClock};
 use crate::counters::{Counters, Mib};
 use crate::metrics::TcpMetrics;
 use crate::minmax::MinRttFilter;
@@ -371,7 +371,7 @@ impl Connection {
             rto_head_pending: false,
             rack: Rack::default(),
             dsack_dups: 0,
-            v3: EraV3::new(cfg.tcp_fack),
+            v3: EraV3::new(cfg.tcp_fack, cfg.tcp_early_retrans, cfg.tcp_reordering),
             cwnd_usage_seq: iss,
             snd_cwnd_used: 0,
             snd_cwnd_stamp: 0,
@@ -753,6 +753,9 @@ impl Connection {
                     }
                     Timer::Probe0 => self.probe_timer(now),
                     Timer::LossProbe => self.loss_probe_timer(now),
+                    // One slot, ICSK_TIME_EARLY_RETRANS until 4.10 and
+                    // ICSK_TIME_REO_TIMEOUT since.
+                    Timer::ReoTimeout if self.cfg.ack_era == AckEra::V3_12 => self.resume_early_retransmit(now),
                     Timer::ReoTimeout => self.rack_reo_timeout(now),
                     // tcp_pace_kick → tcp_tsq_handler → tcp_tsq_write: the
                     // next poll_transmit retransmits and pushes what
@@ -770,7 +773,18 @@ impl Connection {
 
     /// TCP timestamp clock (`tcp_time_stamp_ts`, ms) including `tsoffset`.
     fn ts_now(&self) -> u32 {
-        (self.tp.now.as_millis() as u32).wrapping_add(self.ts_offset)
+        let ticks = match self.cfg.ts_clock {
+            TsClock::Ms => self.tp.now.as_millis() as u32,
+            TsClock::Jiffies => self.tp.jiffies,
+        };
+        ticks.wrapping_add(self.ts_offset)
+    }
+
+    /// Milliseconds since `stamp`, a TSval of ours (`retrans_stamp`).
+    fn ts_ms_since(&self, stamp: u32) -> i64 {
+        let ticks = self.ts_now().wrapping_sub(stamp) as i32;
+        let us = self.cfg.ts_clock.ticks_to_us(ticks.unsigned_abs(), self.cfg.hz) as i64;
+        ticks.signum() as i64 * us / 1000
     }
 
     // ------------------------------------------------------------------
@@ -1168,8 +1182,10 @@ impl Connection {
         self.tp.snd_ssthresh = if ssthresh != 0 { ssthresh.min(self.tp.snd_cwnd_clamp) } else { TCP_INFINITE_SSTHRESH };
         if m.reordering != 0 && self.reordering != m.reordering {
             self.reordering = m.reordering;
-            // 3.x tcp_init_metrics: a cached reordering also disables FACK.
+            // 3.x tcp_init_metrics: a cached reordering also disables FACK
+            // and early retransmit.
             self.v3.fack = false;
+            self.v3.do_early_retrans = false;
         }
         self.rtt.init_metrics(m.rtt);
     }

@@ -429,7 +429,8 @@ impl Connection {
     /// `tcp_send_loss_probe`: new data if the peer's window allows
     /// (regardless of cwnd), else the last segment again.
     fn send_loss_probe(&mut self, now: Instant) -> Option<SegmentRepr> {
-        if self.rack.tlp_high_seq.is_some() || self.scoreboard.packets_out == 0 {
+        let v3 = self.cfg.tlp_rule == crate::config::TlpRule::V3_10;
+        if (self.rack.tlp_high_seq.is_some() && !v3) || self.scoreboard.packets_out == 0 {
             self.rearm_rto(now);
             return None;
         }
@@ -445,6 +446,11 @@ impl Connection {
                 self.loss_probe_sent(now, false);
                 return self.emit_unit(now);
             }
+            self.rearm_rto(now);
+            return None;
+        }
+        if self.rack.tlp_high_seq.is_some() {
+            // 3.x: at most one outstanding retransmitted probe.
             self.rearm_rto(now);
             return None;
         }
@@ -627,6 +633,15 @@ impl Connection {
             return 0;
         }
         (cwnd >> 1).max(1).min(cwnd - in_flight)
+    }
+
+    /// `tcp_may_send_now`: the head of the write queue could go out now
+    /// (`tcp_snd_test`: Nagle, cwnd and the peer's window allow it).
+    pub(super) fn may_send_now(&self) -> bool {
+        let Some(head) = self.sq.wq.front() else { return false };
+        let mss = self.tp.mss_cache.max(1);
+        let nonagle = if self.sq.wq.len() == 1 { self.nonagle() } else { TCP_NAGLE_PUSH };
+        self.nagle_test(self.wq_len(0), mss, nonagle, head.fin) && self.cwnd_test() > 0 && self.snd_wnd_test(0)
     }
 
     /// `tcp_snd_wnd_test` for write-queue skb `i`: its first MSS (or all
@@ -891,7 +906,7 @@ impl Connection {
             && self.undo.retrans_stamp != 0
             && self.state.synchronized()
             && self.scoreboard.packets_out > 0
-            && (self.ts_now().wrapping_sub(self.undo.retrans_stamp) as i32) >= self.user_timeout_ms as i32
+            && self.ts_ms_since(self.undo.retrans_stamp) >= self.user_timeout_ms as i64
     }
 
     /// `tcp_write_err`: the connection timed out (`ETIMEDOUT`) and is done.
@@ -910,7 +925,7 @@ impl Connection {
             return;
         }
         let Some(at) = self.timers.get(Timer::Retrans) else { return };
-        let elapsed = self.ts_now().wrapping_sub(self.undo.retrans_stamp) as i64;
+        let elapsed = self.ts_ms_since(self.undo.retrans_stamp);
         let remaining = self.user_timeout_ms as i64 - elapsed;
         let clamp = if remaining <= 0 {
             crate::rtt::jiffies_to_duration(1, self.cfg.hz)

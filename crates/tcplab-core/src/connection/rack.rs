@@ -7,9 +7,10 @@ use super::rtx_queue::{LOST, RETRANS, SACKED_RETRANS};
 use super::timer::Timer;
 use super::Connection;
 use crate::cc::CaState;
+use crate::config::TlpRule;
 use crate::counters::Mib;
 use crate::flag::*;
-use crate::rtt::{jiffies_to_duration, usecs_to_jiffies, usecs_to_jiffies_unclamped};
+use crate::rtt::{jiffies_to_duration, msecs_to_jiffies, usecs_to_jiffies, usecs_to_jiffies_unclamped};
 use crate::time::Instant;
 use tcplab_wire::SeqNum;
 
@@ -222,6 +223,9 @@ impl Connection {
     /// `tcp_schedule_loss_probe`: in Open or CWR with SACK, probe after
     /// 2·srtt (+ rto_min with a single packet out), never after the RTO.
     pub(super) fn schedule_loss_probe(&mut self, advancing_rto: bool) -> bool {
+        if self.cfg.tlp_rule == TlpRule::V3_10 {
+            return self.schedule_loss_probe_v3();
+        }
         let er = self.cfg.tcp_early_retrans;
         if (er != 3 && er != 4)
             || self.scoreboard.packets_out == 0
@@ -251,6 +255,45 @@ impl Connection {
         true
     }
 
+    /// `tcp_schedule_loss_probe` (3.10–4.9): only in place of a pending
+    /// RTO, in Open, and when cwnd or the application limits the sender;
+    /// after 2·srtt (with one packet out at least 1.5·srtt +
+    /// `TCP_DELACK_MAX`, for the peer's delayed ACK), at least 10 ms, and
+    /// at the RTO's deadline if that comes first. (The form of 3.15+, which
+    /// uses `TCP_TIMEOUT_INIT` without an RTT sample where 3.10–3.14 did
+    /// not probe.)
+    fn schedule_loss_probe_v3(&mut self) -> bool {
+        let Some(rto_at) = self.timers.get(Timer::Retrans).filter(|_| self.timers.pending() == Some(Timer::Retrans))
+        else {
+            return false;
+        };
+        if self.cfg.tcp_early_retrans < 3
+            || self.scoreboard.packets_out == 0
+            || !self.negotiated.sack_ok
+            || self.tp.ca_state != CaState::Open
+        {
+            return false;
+        }
+        if self.tp.snd_cwnd > self.packets_in_flight() && !self.sq.wq.is_empty() {
+            return false;
+        }
+        let hz = self.cfg.hz;
+        let rtt = usecs_to_jiffies(self.rtt.srtt_us() >> 3, hz);
+        let mut timeout = if rtt << 1 != 0 { rtt << 1 } else { crate::rtt::tcp_timeout_init(hz) as u64 };
+        if self.scoreboard.packets_out == 1 {
+            timeout = timeout.max(rtt + (rtt >> 1) + crate::rtt::tcp_delack_max(hz) as u64);
+        }
+        timeout = timeout.max(msecs_to_jiffies(10, hz));
+        let now = self.tp.now;
+        let mut at = now + jiffies_to_duration(timeout, hz);
+        // "If RTO is shorter, just schedule TLP in its place."
+        if at > rto_at && rto_at > now {
+            at = rto_at;
+        }
+        self.timers.set_xmit(Timer::LossProbe, at);
+        true
+    }
+
     /// `tcp_rto_delta_us`: how far in the future the RTO of the head is.
     pub(super) fn rto_delta_us(&self) -> i64 {
         let Some(head) = self.rtx.head() else { return self.rtt.rto_us() as i64 };
@@ -262,7 +305,10 @@ impl Connection {
     /// window allows, else retransmit the last segment; at most one probe
     /// outstanding.
     pub(super) fn loss_probe_timer(&mut self, now: Instant) {
-        if self.rack.tlp_high_seq.is_none() && self.scoreboard.packets_out > 0 {
+        // (3.x: only a retransmitted probe waits for the episode's end;
+        // send_loss_probe checks.)
+        let episode_open = self.rack.tlp_high_seq.is_some() && self.cfg.tlp_rule != TlpRule::V3_10;
+        if !episode_open && self.scoreboard.packets_out > 0 {
             self.rack.tlp_pending = true;
         } else {
             self.rearm_rto(now);
@@ -272,7 +318,10 @@ impl Connection {
     /// Called by the output path after it sent the probe (`probe_sent`).
     pub(super) fn loss_probe_sent(&mut self, now: Instant, retrans: bool) {
         self.rack.tlp_retrans = retrans;
-        self.rack.tlp_high_seq = Some(self.snd_nxt);
+        // 3.x recorded snd_nxt only for a retransmitted probe.
+        if retrans || self.cfg.tlp_rule != TlpRule::V3_10 {
+            self.rack.tlp_high_seq = Some(self.snd_nxt);
+        }
         self.tp.mib.inc(Mib::TcpExtTCPLossProbes);
         self.timers.stop(Timer::LossProbe);
         self.rearm_rto(now);
@@ -281,6 +330,10 @@ impl Connection {
     /// `tcp_process_tlp_ack`: did the probe repair a loss?
     pub(super) fn process_tlp_ack(&mut self, ack: SeqNum, flag: u32) {
         let Some(high) = self.rack.tlp_high_seq else { return };
+        if self.cfg.tlp_rule == TlpRule::V3_10 {
+            self.process_tlp_ack_v3(ack, high, flag);
+            return;
+        }
         if ack.before(high) {
             return;
         }
@@ -291,15 +344,35 @@ impl Connection {
             // Both the original and the probe arrived: no loss.
             self.rack.tlp_high_seq = None;
         } else if ack.after(high) {
-            // The probe repaired a loss: reduce cwnd once.
-            self.init_cwnd_reduction();
-            self.set_ca_state(CaState::Cwr);
-            self.end_cwnd_reduction();
-            self.try_keep_open();
-            self.tp.mib.inc(Mib::TcpExtTCPLossProbeRecovery);
+            self.tlp_repaired_loss();
         } else if flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DATA_SACKED) == 0 {
             // Pure dupack: original and probe both arrived.
             self.rack.tlp_high_seq = None;
         }
+    }
+
+    /// `tcp_process_tlp_ack` (3.10–4.9): a duplicate ACK of exactly
+    /// `tlp_high_seq` ends the episode (original and probe both arrived);
+    /// an ACK beyond it ends it with one cwnd reduction unless the ACK
+    /// carries any D-SACK.
+    fn process_tlp_ack_v3(&mut self, ack: SeqNum, high: SeqNum, flag: u32) {
+        if ack == high && flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DATA_SACKED) == 0 {
+            self.rack.tlp_high_seq = None;
+        } else if ack.after(high) {
+            self.rack.tlp_high_seq = None;
+            if flag & FLAG_DSACKING_ACK == 0 {
+                self.tlp_repaired_loss();
+            }
+        }
+    }
+
+    /// The probe repaired a loss: reduce cwnd once (CWR entered and left
+    /// at once), counted as `TCPLossProbeRecovery`.
+    fn tlp_repaired_loss(&mut self) {
+        self.init_cwnd_reduction();
+        self.set_ca_state(CaState::Cwr);
+        self.end_cwnd_reduction();
+        self.try_keep_open();
+        self.tp.mib.inc(Mib::TcpExtTCPLossProbeRecovery);
     }
 }

@@ -38,7 +38,7 @@ mod tests;
 
 use super::negotiated::Negotiated;
 use super::timer::TimerTable;
-use crate::config::TcpConfig;
+use crate::config::{TcpConfig, TsClock};
 use crate::counters::{Counters, Mib};
 use crate::rtt::msecs_to_jiffies;
 use crate::time::{Duration, Instant};
@@ -249,6 +249,9 @@ pub(crate) struct Receiver {
     /// once if it carries data (≥ v5.8); else only from data segments in
     /// `tcp_data_queue`, without the immediate ACK (≤ v4.17).
     ack_on_cwr: bool,
+    /// The TSval clock's ticks (jiffies ≤ 4.12, ms since), for RTT samples
+    /// from echoed timestamps.
+    ts_clock: TsClock,
     /// MSS we announced (`tp->advmss`), less the timestamp option on the
     /// active side, bytes.
     advmss: u32,
@@ -306,6 +309,7 @@ impl Receiver {
         let mut r = Receiver {
             knobs,
             ack_on_cwr: cfg.ack_on_cwr,
+            ts_clock: cfg.ts_clock,
             advmss,
             rcv_nxt: SeqNum(0),
             copied_seq: SeqNum(0),
@@ -513,7 +517,8 @@ impl Receiver {
             }
         }
         if let (true, Some((_, tsecr))) = (tstamp_ok, seg.options.timestamp) {
-            self.rcv_rtt.measure_ts(tsecr, env.tsval_now, end_seq - seq >= self.delack.rcv_mss);
+            let full_sized = end_seq - seq >= self.delack.rcv_mss;
+            self.rcv_rtt.measure_ts(tsecr, env.tsval_now, full_sized, self.ts_clock, self.delack.hz());
         }
 
         // After our FIN-reception, data at or beyond rcv_nxt is not queued

@@ -98,7 +98,7 @@ impl Connection {
                 }
                 self.identify_packet_loss(ack_flag);
                 if self.tp.ca_state != CaState::Recovery {
-                    if !self.time_to_recover() {
+                    if !self.time_to_recover(flag) {
                         return;
                     }
                     // Undo reverted the recovery but loss is evident:
@@ -127,7 +127,7 @@ impl Connection {
                 self.try_undo_dsack();
             }
             self.identify_packet_loss(ack_flag);
-            if !self.time_to_recover() {
+            if !self.time_to_recover(flag) {
                 self.try_to_open(flag);
                 return;
             }
@@ -163,9 +163,9 @@ impl Connection {
     /// `tcp_time_to_recover` (6.13): something is marked lost, or, only
     /// without RACK (or with v4.17's `rack_with_dupthresh`), more than
     /// `reordering` packets were SACKed (dupthresh).
-    fn time_to_recover(&self) -> bool {
+    fn time_to_recover(&mut self, flag: u32) -> bool {
         if self.cfg.ack_era == AckEra::V3_12 {
-            return self.time_to_recover_v3();
+            return self.time_to_recover_v3(flag);
         }
         let dupthresh = !self.rack_enabled() || self.cfg.rack_with_dupthresh;
         self.scoreboard.lost_out > 0 || (dupthresh && self.scoreboard.sacked_out + 1 > self.reordering)

@@ -14,7 +14,9 @@ pub enum Timer {
     Probe0 = 1,
     /// `ICSK_TIME_LOSS_PROBE`: tail loss probe.
     LossProbe = 2,
-    /// `ICSK_TIME_REO_TIMEOUT`: RACK reordering timer.
+    /// `ICSK_TIME_REO_TIMEOUT`: RACK reordering timer; with the v3.x
+    /// `tcp_ack` the slot's earlier use, `ICSK_TIME_EARLY_RETRANS`, the
+    /// early-retransmit delay (3.6–4.10).
     ReoTimeout = 3,
     /// `ICSK_TIME_DACK`: the delayed-ACK timer (`icsk_delack_timer`),
     /// armed by the receiver's `tcp_send_delayed_ack`.

@@ -9,7 +9,9 @@
 //! and the kernel backend then all have it.
 
 use super::{set_name, Absent, IntUnit, Kernel, Kind, KnobSpec, Models, Side, Unmodelled};
-use super::{AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, PrrRule, RcvTruesize, HZ_VALUES, MIN_MTU};
+use super::{
+    AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, PrrRule, RcvTruesize, TlpRule, TsClock, HZ_VALUES, MIN_MTU,
+};
 use super::{CcEra, CubicParams, CubicVersion, DctcpParams, DctcpVersion, HystartVersion, RenoParams};
 use crate::cc::bbr::BbrParams;
 use crate::names::UnknownName;
@@ -27,6 +29,9 @@ macro_rules! choice {
 /// The other rules have no kernel counterpart.
 const CWND_GROWTH_SWITCH: &[(&str, &str)] =
     &[(CwndGrowthRule::V3_12.as_str(), "1"), (CwndGrowthRule::DataAcked.as_str(), "0")];
+
+/// `ts_clock` on a patched kernel (kernel/patches/0008).
+const TS_CLOCK_SWITCH: &[(&str, &str)] = &[(TsClock::Jiffies.as_str(), "1"), (TsClock::Ms.as_str(), "0")];
 
 /// A knob with no [`Kernel::Switch`] values.
 const fn switch(param: &'static str) -> Kernel {
@@ -328,6 +333,22 @@ pub static TCP: &[KnobSpec] = &[
         side: Side::Sender,
         kernel: Kernel::ModelOnly,
         doc: "tcp_cwnd_reduction's slow-start reduction bound, by kernel era.",
+    },
+    KnobSpec {
+        name: "tlp_rule",
+        kind: choice!(TlpRule, tlp_rule),
+        models: Models::Era,
+        side: Side::Sender,
+        kernel: Kernel::ModelOnly,
+        doc: "The tail loss probe's form: v3.10 (to 4.9) or current.",
+    },
+    KnobSpec {
+        name: "ts_clock",
+        kind: choice!(TsClock, ts_clock),
+        models: Models::Era,
+        side: Side::Both,
+        kernel: Kernel::Switch { param: "tcp_output.ts_jiffies", values: TS_CLOCK_SWITCH },
+        doc: "The TSval clock: jiffies (<= 4.12) or ms (4.13 and since).",
     },
     KnobSpec {
         name: "cwnd_reduction_floor",

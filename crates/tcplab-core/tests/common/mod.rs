@@ -4,6 +4,8 @@
 //! next event instead of sleeping.
 #![allow(dead_code)]
 
+pub mod sender;
+
 use std::collections::BinaryHeap;
 use tcplab_core::time::{Duration, Instant};
 use tcplab_core::wire::{SegmentRepr, SeqNum};

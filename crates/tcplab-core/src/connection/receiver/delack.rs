@@ -373,9 +373,8 @@ impl DelayedAck {
     fn delack_min(&self) -> u32 {
         (self.hz / 25).max(1)
     }
-    /// `TCP_DELACK_MAX` = HZ/5 (200 ms), jiffies.
     fn delack_max(&self) -> u32 {
-        (self.hz / 5).max(1)
+        crate::rtt::tcp_delack_max(self.hz)
     }
 
     fn duration_to_jiffies(&self, d: Duration) -> u32 {

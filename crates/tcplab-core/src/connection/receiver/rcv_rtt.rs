@@ -5,6 +5,7 @@
 //! SACK compression waits 5 % of it: Linux measures it from echoed
 //! timestamps, or from the time one window of data takes to arrive.
 
+use crate::config::TsClock;
 use crate::time::Instant;
 use tcplab_wire::SeqNum;
 
@@ -62,17 +63,17 @@ impl RcvRttEst {
 
     /// `tcp_rcv_rtt_measure_ts`: a full-sized segment echoing a new TSecr
     /// gives an RTT sample against our TSval clock `tsval_now`
-    /// (`tcp_rtt_tsopt_us`, ms clock).
-    pub(super) fn measure_ts(&mut self, tsecr: u32, tsval_now: u32, full_sized: bool) {
+    /// (`tcp_rtt_tsopt_us`), whose ticks are `clock`'s.
+    pub(super) fn measure_ts(&mut self, tsecr: u32, tsval_now: u32, full_sized: bool, clock: TsClock, hz: u32) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_measure_ts
         if tsecr == self.last_tsecr {
             return;
         }
         self.last_tsecr = tsecr;
         if full_sized {
-            let delta = tsval_now.wrapping_sub(tsecr);
-            if delta < (i32::MAX as u32) / 1000 {
-                self.update(delta.max(1) * 1000, false);
+            let us = clock.ticks_to_us(tsval_now.wrapping_sub(tsecr).max(1), hz);
+            if us < i32::MAX as u64 {
+                self.update(us as u32, false);
             }
         }
     }
