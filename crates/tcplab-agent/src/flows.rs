@@ -121,7 +121,7 @@ impl Flow {
             if let Ok(i) = tcp_info::read(fd) {
                 if !matches!(i.tcpi_state, tcp_info::TCP_SYN_SENT | tcp_info::TCP_CLOSE) {
                     let t = epoch.elapsed();
-                    s.trace.push(i.to_trace(t));
+                    s.trace.push(i.to_trace(t, tcp_info::read_dctcp_alpha(fd)));
                 }
             }
         }

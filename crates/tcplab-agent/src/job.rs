@@ -305,6 +305,9 @@ pub struct TraceOut {
     pub delivered: u32,
     pub pacing_rate: u64,
     pub reordering: u32,
+    /// DCTCP's `dctcp_alpha` from `TCP_CC_INFO` (`struct tcp_dctcp_info`),
+    /// when the socket runs DCTCP.
+    pub dctcp_alpha: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

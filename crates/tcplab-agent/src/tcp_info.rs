@@ -114,6 +114,35 @@ pub fn read(fd: RawFd) -> io::Result<TcpInfo> {
     Ok(info)
 }
 
+/// `TCP_CC_INFO` (include/uapi/linux/tcp.h).
+const TCP_CC_INFO: libc::c_int = 26;
+
+/// `struct tcp_dctcp_info` (include/uapi/linux/inet_diag.h), the DCTCP
+/// member of `union tcp_cc_info`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct TcpDctcpInfo {
+    dctcp_enabled: u16,
+    dctcp_ce_state: u16,
+    dctcp_alpha: u32,
+    dctcp_ab_ecn: u32,
+    dctcp_ab_tot: u32,
+}
+
+/// DCTCP's alpha of socket `fd` (`getsockopt(TCP_CC_INFO)`, which
+/// `dctcp_get_info` fills); `None` when the socket does not run DCTCP
+/// (no `get_info`, or its Reno fallback with `dctcp_enabled = 0`).
+pub fn read_dctcp_alpha(fd: RawFd) -> Option<u32> {
+    let mut info = TcpDctcpInfo::default();
+    let mut len = std::mem::size_of::<TcpDctcpInfo>() as libc::socklen_t;
+    // SAFETY: as in `read`: `info` is plain old data of `len` bytes.
+    let rc = unsafe {
+        libc::getsockopt(fd, libc::IPPROTO_TCP, TCP_CC_INFO, (&mut info as *mut TcpDctcpInfo).cast(), &mut len)
+    };
+    let whole = len as usize == std::mem::size_of::<TcpDctcpInfo>();
+    (rc == 0 && whole && info.dctcp_enabled != 0).then_some(info.dctcp_alpha)
+}
+
 impl TcpInfo {
     /// The fields the result reports.
     pub fn to_out(&self) -> TcpInfoOut {
@@ -163,8 +192,9 @@ impl TcpInfo {
             .saturating_add(self.tcpi_retrans)
     }
 
-    /// A trace row taken at scenario time `time_ns`.
-    pub fn to_trace(&self, time_ns: u64) -> TraceOut {
+    /// A trace row taken at scenario time `time_ns`, with DCTCP's alpha
+    /// if the socket runs DCTCP.
+    pub fn to_trace(&self, time_ns: u64, dctcp_alpha: Option<u32>) -> TraceOut {
         TraceOut {
             time_ns,
             cwnd: self.tcpi_snd_cwnd,
@@ -175,6 +205,7 @@ impl TcpInfo {
             delivered: self.tcpi_delivered,
             pacing_rate: self.tcpi_pacing_rate,
             reordering: self.tcpi_reordering,
+            dctcp_alpha,
         }
     }
 }

@@ -105,7 +105,7 @@ fn test_kernel_traces_have_the_models_columns() {
     assert_ok(&tcplab(&["run", &f, "--backend", "linux", "--trace", &out]));
     let csv = std::fs::read_to_string(Path::new(&out).join("bulk.csv")).unwrap();
     let mut lines = csv.lines();
-    assert_eq!(lines.next(), Some("time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered,pacing_rate"));
+    assert_eq!(lines.next(), Some("time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered,pacing_rate,dctcp_alpha"));
     let rows: Vec<&str> = lines.collect();
     // Every 50 ms over 2 s, from the end of the handshake.
     assert!((35..=40).contains(&rows.len()), "{} rows", rows.len());
@@ -188,13 +188,24 @@ fn test_kernel_step_marking_marks_ect_and_dctcp_reacts() {
         + "\n[tcp]\ntcp_ecn = 1\n";
     let text = text.replace("cc = \"cubic\"", "cc = \"dctcp\"");
     let f = write(&dir, "ecn.toml", &text);
-    let v = json(&tcplab(&["run", &f, "--backend", "linux", "--json"]));
+    let trace = dir.path("trace");
+    let v = json(&tcplab(&["run", &f, "--backend", "linux", "--json", "--trace", &trace]));
     let l = v["links"].as_array().unwrap().iter().find(|l| l["id"] == "bottleneck:sw->receiver").unwrap().clone();
     assert!(l["ce_marks"].as_u64().unwrap() > 0, "{l}");
     assert_eq!(l["drops"], 0, "DCTCP keeps the queue below the 200-packet limit: {l}");
     // The marking threshold bounds the queue: about 20 packets plus a
     // window's worth of reaction, far from the limit.
     assert!(l["peak_queue_packets"].as_u64().unwrap() < 100, "{l}");
+    // The trace's dctcp_alpha is TCP_CC_INFO's: from 1024 at the start
+    // (dctcp_alpha_on_init) it decays and settles where the marks keep it,
+    // on both backends.
+    assert_ok(&tcplab(&["run", &f, "--trace", &dir.path("model-trace")]));
+    for t in [trace, dir.path("model-trace")] {
+        let csv = std::fs::read_to_string(Path::new(&t).join("bulk.csv")).unwrap();
+        let alpha: Vec<u32> = csv.lines().skip(1).map(|l| l.split(',').nth(8).unwrap().parse().unwrap()).collect();
+        assert!(alpha.iter().all(|a| *a <= 1024), "{t}: {alpha:?}");
+        assert!(alpha.last().is_some_and(|a| *a < 512), "{t}: alpha decayed: {alpha:?}");
+    }
 }
 
 #[test]

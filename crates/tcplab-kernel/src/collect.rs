@@ -211,6 +211,9 @@ pub fn tcp_info(t: &TcpInfoOut) -> TcpInfo {
         sndbuf_limited_us: t.sndbuf_limited_us,
         last_data_recv_ms: t.last_data_recv_ms,
         probes: t.probes,
+        // The trace rows carry TCP_CC_INFO's alpha; the final tcp_info
+        // does not.
+        cc_info: None,
     }
 }
 
@@ -225,5 +228,6 @@ fn trace_row(t: &TraceOut) -> TraceRow {
         delivered: t.delivered as u64,
         pacing_rate: t.pacing_rate,
         reordering: t.reordering,
+        dctcp_alpha: t.dctcp_alpha,
     }
 }

@@ -676,6 +676,7 @@ mod tests {
             delivered: ms * 2,
             pacing_rate: 0,
             reordering: 3,
+            dctcp_alpha: None,
         }
     }
 

@@ -533,6 +533,7 @@ mod tests {
             delivered,
             pacing_rate: 0,
             reordering: 3,
+            dctcp_alpha: None,
         }
     }
 

@@ -187,14 +187,14 @@ pub fn wall_estimate(sc: &Scenario) -> std::time::Duration {
 }
 
 /// The header of every trace CSV file.
-pub const TRACE_HEADER: &str = "time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered,pacing_rate";
+pub const TRACE_HEADER: &str = "time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered,pacing_rate,dctcp_alpha";
 
 /// One CSV line of a trace row (without the newline). Time is printed
 /// exactly, from integer nanoseconds.
 pub fn trace_line(r: &TraceRow) -> String {
     let ns = r.time.as_nanos();
     format!(
-        "{}.{:09},{},{},{},{},{},{},{}",
+        "{}.{:09},{},{},{},{},{},{},{},{}",
         ns / 1_000_000_000,
         ns % 1_000_000_000,
         r.cwnd,
@@ -203,7 +203,8 @@ pub fn trace_line(r: &TraceRow) -> String {
         r.inflight,
         r.ca_state.name(),
         r.delivered,
-        r.pacing_rate
+        r.pacing_rate,
+        r.dctcp_alpha.map_or(String::new(), |a| a.to_string())
     )
 }
 

@@ -150,6 +150,9 @@ pub struct TraceRow {
     pub pacing_rate: u64,
     /// `tcpi_reordering`: the sender's `tp->reordering`, segments.
     pub reordering: u32,
+    /// DCTCP's `dctcp_alpha` (0..=1024) from `TCP_CC_INFO`; `None` for
+    /// other congestion controls.
+    pub dctcp_alpha: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -9,6 +9,7 @@
 //! enters Loss without any ACK); such rows do not move the periodic grid.
 
 use crate::result::TraceRow;
+use tcplab_core::cc::CcInfo;
 use tcplab_core::time::{Duration, Instant};
 use tcplab_core::{CaState, TcpInfo};
 
@@ -64,6 +65,7 @@ pub(crate) fn row(now: Instant, info: &TcpInfo) -> TraceRow {
         delivered: info.delivered as u64,
         pacing_rate: info.pacing_rate,
         reordering: info.reordering,
+        dctcp_alpha: info.cc_info.map(|CcInfo::Dctcp { alpha, .. }| alpha),
     }
 }
 

@@ -38,7 +38,7 @@
 //! the kernel's undefined shift).
 
 use super::{
-    ca_ack, tcp_reno_cong_avoid_era, tcp_reno_ssthresh, tcp_reno_undo_cwnd, CaCtx, CaEvent, CaState, CcEra,
+    ca_ack, tcp_reno_cong_avoid_era, tcp_reno_ssthresh, tcp_reno_undo_cwnd, CaCtx, CaEvent, CaState, CcEra, CcInfo,
     CongestionOps,
 };
 use tcplab_wire::SeqNum;
@@ -357,6 +357,11 @@ impl CongestionOps for Dctcp {
 
     fn needs_ecn(&self) -> bool {
         !self.reno_fallback
+    }
+
+    /// `dctcp_get_info`: the Reno fallback (`dctcp_reno`) reports nothing.
+    fn get_info(&self) -> Option<CcInfo> {
+        (!self.reno_fallback).then_some(CcInfo::Dctcp { ce_state: self.ca.ce_state as u16, alpha: self.ca.dctcp_alpha })
     }
 }
 

@@ -310,6 +310,26 @@ pub trait CongestionOps {
     fn needs_ecn(&self) -> bool {
         false
     }
+
+    /// `get_info` (optional): what `TCP_CC_INFO` and `ss -i` report of the
+    /// module's state; `None` = no hook.
+    fn get_info(&self) -> Option<CcInfo> {
+        None
+    }
+}
+
+/// The module state `get_info` reports (`union tcp_cc_info`,
+/// include/uapi/linux/inet_diag.h), in the fields tcplab compares.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CcInfo {
+    /// `struct tcp_dctcp_info` of a socket running DCTCP (not its Reno
+    /// fallback, which reports `dctcp_enabled = 0`).
+    Dctcp {
+        /// `dctcp_ce_state`: the last data segment received was CE.
+        ce_state: u16,
+        /// `dctcp_alpha`, 0..=1024.
+        alpha: u32,
+    },
 }
 
 // ---------------------------------------------------------------------------
@@ -703,6 +723,9 @@ impl CongestionOps for AnyCc {
     }
     fn needs_ecn(&self) -> bool {
         any_cc_dispatch!(self, cc => CongestionOps::needs_ecn(cc))
+    }
+    fn get_info(&self) -> Option<CcInfo> {
+        any_cc_dispatch!(self, cc => CongestionOps::get_info(cc))
     }
 }
 

@@ -11,7 +11,9 @@
 //! stale view: forgetting the refresh does not compile.
 
 use super::Connection;
-use crate::cc::{AckSample, AnyCc, CaCtx, CaEvent, CaState, CcConfig, CongestionOps, InFlightLimit, PacingStatus};
+use crate::cc::{
+    AckSample, AnyCc, CaCtx, CaEvent, CaState, CcConfig, CcInfo, CongestionOps, InFlightLimit, PacingStatus,
+};
 use crate::rate::{RateSample, TcpRate};
 use tcplab_wire::SeqNum;
 
@@ -52,6 +54,11 @@ impl CongestionControl {
     /// not a hook, so it needs no view of the socket.
     pub(super) fn needs_ecn(&self) -> bool {
         self.ops.needs_ecn()
+    }
+
+    /// `icsk_ca_ops->get_info`, for `TCP_CC_INFO`.
+    pub(super) fn get_info(&self) -> Option<CcInfo> {
+        self.ops.get_info()
     }
 }
 

@@ -60,7 +60,7 @@ mod skb;
 mod timer;
 mod undo;
 
-use crate::cc::{CaCtx, CaEvent, CaState, TCP_INFINITE_SSTHRESH};
+use crate::cc::{CaCtx, CaEvent, CaState, CcInfo, TCP_INFINITE_SSTHRESH};
 use crate::config::{AckEra, TcpConfig, TsClock};
 use crate::counters::{Counters, Mib};
 use crate::metrics::TcpMetrics;
@@ -150,6 +150,8 @@ pub struct TcpInfo {
     /// `tcpi_probes`: unanswered zero-window / resource probes
     /// (`icsk_probes_out`).
     pub probes: u8,
+    /// The congestion control's `get_info` (`TCP_CC_INFO`), if it has one.
+    pub cc_info: Option<CcInfo>,
 }
 
 /// A socket error (`sk->sk_err`) the connection died of.
@@ -552,6 +554,7 @@ impl Connection {
             last_data_recv_ms: crate::rtt::jiffies_to_duration(jiffies.wrapping_sub(self.lrcvtime) as u64, self.cfg.hz)
                 .as_millis() as u32,
             probes: self.probes_out,
+            cc_info: self.cc.get_info(),
         }
     }
 
