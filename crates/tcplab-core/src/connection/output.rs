@@ -428,15 +428,17 @@ impl Connection {
 
     /// `tcp_send_loss_probe`: new data if the peer's window allows
     /// (regardless of cwnd), else the last segment again.
+    /// Where no probe goes out (`rearm_timer`), `icsk_pending` is still the
+    /// loss probe's, so the RTO is re-armed from the head's transmission.
     fn send_loss_probe(&mut self, now: Instant) -> Option<SegmentRepr> {
         let v3 = self.cfg.tlp_rule == crate::config::TlpRule::V3_10;
         if (self.rack.tlp_high_seq.is_some() && !v3) || self.scoreboard.packets_out == 0 {
-            self.rearm_rto(now);
+            self.rearm_rto_from_head(now);
             return None;
         }
         if self.xmit_blocked {
             // The probe's transmission fails: rearm_timer.
-            self.rearm_rto(now);
+            self.rearm_rto_from_head(now);
             return None;
         }
         if !self.sq.wq.is_empty() && self.snd_wnd_test(0) {
@@ -446,12 +448,12 @@ impl Connection {
                 self.loss_probe_sent(now, false);
                 return self.emit_unit(now);
             }
-            self.rearm_rto(now);
+            self.rearm_rto_from_head(now);
             return None;
         }
         if self.rack.tlp_high_seq.is_some() {
             // 3.x: at most one outstanding retransmitted probe.
-            self.rearm_rto(now);
+            self.rearm_rto_from_head(now);
             return None;
         }
         let idx = self.rtx.len().checked_sub(1)?;

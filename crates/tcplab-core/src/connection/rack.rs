@@ -211,8 +211,10 @@ impl Connection {
             }
             self.rexmit = super::Rexmit::Lost;
         }
+        // icsk_pending is still ICSK_TIME_REO_TIMEOUT unless the head was
+        // retransmitted: the RTO from the head's transmission.
         if self.timers.pending() != Some(Timer::Retrans) {
-            self.rearm_rto(now);
+            self.rearm_rto_from_head(now);
         }
     }
 
@@ -311,7 +313,7 @@ impl Connection {
         if !episode_open && self.scoreboard.packets_out > 0 {
             self.rack.tlp_pending = true;
         } else {
-            self.rearm_rto(now);
+            self.rearm_rto_from_head(now);
         }
     }
 

@@ -1,8 +1,10 @@
-//! The 3.x timers of loss recovery on hand-built ACK traces: RFC 5827
-//! early retransmit with its delay (`tcp_pause_early_retransmit` /
-//! `tcp_resume_early_retransmit`, tcp_input.c 3.6–4.10) and the 3.x tail
-//! loss probe (`tcp_schedule_loss_probe`, tcp_output.c 3.10–4.9); and the
-//! 3.x TSval clock (`tcp_time_stamp` = jiffies until 4.13).
+//! The timers of loss recovery on hand-built ACK traces: RFC 5827 early
+//! retransmit with its delay (`tcp_pause_early_retransmit` /
+//! `tcp_resume_early_retransmit`, tcp_input.c 3.6–4.10), the 3.x and the
+//! current tail loss probe (`tcp_schedule_loss_probe` /
+//! `tcp_send_loss_probe`, tcp_output.c), the RTO re-armed from the head
+//! when a probe timer sends nothing; and the 3.x TSval clock
+//! (`tcp_time_stamp` = jiffies until 4.13).
 //!
 //! HZ 1000 keeps the arithmetic in milliseconds. The handshake's RTT is
 //! 10 ms, so srtt = 10 ms and the RTO 210 ms (srtt + rto_min); each SACK
@@ -196,4 +198,31 @@ fn test_tsval_counts_jiffies_in_the_v3_presets_and_milliseconds_today() {
         let on_other = offsets(other);
         assert!(on_other.iter().any(|o| *o != on_other[0]), "{preset}: the other clock fits too");
     }
+}
+
+#[test]
+fn test_a_loss_probe_timer_that_sends_nothing_rearms_the_rto_from_the_head() {
+    // Current TLP. Three segments out at 10 ms; the probe at 32 ms
+    // (2·srtt + 2 ms) retransmits segment 2 and opens the episode. An ACK
+    // of segment 0 at 40 ms schedules the next probe; when it fires the
+    // episode is still open, so nothing is sent (tcp_send_loss_probe's
+    // rearm_timer) and the RTO is re-armed while icsk_pending is still the
+    // probe's: from segment 1's transmission at 10 ms, not from now.
+    let cfg = TcpConfig { hz: 1000, ..TcpConfig::linux_current() };
+    let mut s = Sender::new(cfg, None, 3 * MSS as u64);
+    advance(&mut s, Instant::from_millis(32));
+    assert_eq!(s.c.counters().get(Mib::TcpExtTCPLossProbes), 1);
+    s.now = Instant::from_micros(39_900);
+    s.ack(1, &[], None);
+    let probe_at = s.c.poll_timeout().unwrap();
+    advance(&mut s, probe_at);
+    assert_eq!(s.c.counters().get(Mib::TcpExtTCPLossProbes), 1, "no second probe");
+    let rto = Duration::from_micros(s.c.info().rto_us as u64);
+    let due = s.c.poll_timeout().unwrap();
+    let from_head = Instant::from_millis(10) + rto;
+    assert!(
+        due >= from_head && due <= from_head + Duration::from_millis(1),
+        "RTO at {due:?}, head + RTO {from_head:?}"
+    );
+    assert!(due < s.now + rto, "not from now ({:?})", s.now);
 }
