@@ -774,7 +774,8 @@ impl Connection {
         self.tp.jiffies = now.jiffies32(self.cfg.hz);
     }
 
-    /// TCP timestamp clock (`tcp_time_stamp_ts`, ms) including `tsoffset`.
+    /// TCP timestamp clock (`tcp_time_stamp_ts`: ms, or jiffies with the
+    /// 3.x `ts_clock`) including `tsoffset`.
     fn ts_now(&self) -> u32 {
         let ticks = match self.cfg.ts_clock {
             TsClock::Ms => self.tp.now.as_millis() as u32,

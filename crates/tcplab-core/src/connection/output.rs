@@ -428,6 +428,7 @@ impl Connection {
 
     /// `tcp_send_loss_probe`: new data if the peer's window allows
     /// (regardless of cwnd), else the last segment again.
+    ///
     /// Where no probe goes out (`rearm_timer`), `icsk_pending` is still the
     /// loss probe's, so the RTO is re-armed from the head's transmission.
     fn send_loss_probe(&mut self, now: Instant) -> Option<SegmentRepr> {

@@ -1,7 +1,8 @@
 //! RACK-TLP (RFC 8985) as Linux implements it: time-based loss detection
 //! (net/ipv4/tcp_recovery.c) and the tail loss probe (net/ipv4/tcp_output.c
 //! `tcp_schedule_loss_probe` / `tcp_send_loss_probe`, tcp_input.c
-//! `tcp_process_tlp_ack`). Linux 6.13 behaviour.
+//! `tcp_process_tlp_ack`). Linux 6.13 behaviour, and the probe's 3.10–4.9
+//! form that `tlp_rule = "v3.10"` selects.
 
 use super::rtx_queue::{LOST, RETRANS, SACKED_RETRANS};
 use super::timer::Timer;
