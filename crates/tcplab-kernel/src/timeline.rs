@@ -2,51 +2,15 @@
 //! direction's blackouts, turned into the `tc qdisc change` arguments the
 //! guest agent replays ([`NetemChange`]).
 //!
-//! The on-off chain is the model's (`delay.rs`): slots of `slot`, turning
-//! on with probability `slot/mean_off` per slot while off and off with
-//! `slot/mean_on` while on, starting from its stationary distribution. Its
-//! draws are not the simulator's: the sojourns are drawn whole (a
-//! geometric number of slots, `k = ⌈ln U / ln(1 − p)⌉`) from a generator
-//! seeded by the run's seed and the direction, so a kernel run's schedule
-//! is fixed by its seed but differs from the model run's.
+//! The on-off chain is the model's own realization
+//! ([`tcplab_sim::on_off::OnOffSchedule`], seeded by the run's seed and the
+//! direction), so a kernel run has the noise of the model run of the same
+//! seed.
 
 use tcplab_agent::job::NetemChange;
 use tcplab_core::time::Duration;
 use tcplab_sim::config::Blackout;
-use tcplab_sim::rng::splitmix64;
-
-/// SplitMix64 as a generator (the simulator's seed mixer): small,
-/// seedable, enough for drawing sojourns.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        let r = splitmix64(self.0);
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        r
-    }
-
-    /// Uniform in (0, 1].
-    fn unit(&mut self) -> f64 {
-        ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// Slots spent in a state left with probability `p` per slot (≥ 1).
-fn sojourn_slots(rng: &mut Rng, p: f64) -> u64 {
-    if p >= 1.0 {
-        return 1;
-    }
-    if p <= 0.0 {
-        return u64::MAX;
-    }
-    let k = (rng.unit().ln() / (1.0 - p).ln()).ceil();
-    if k.is_finite() && k >= 1.0 {
-        k as u64
-    } else {
-        1
-    }
-}
+use tcplab_sim::on_off::OnOffSchedule;
 
 /// An on-off chain's parameters.
 #[derive(Clone, Copy, Debug)]
@@ -60,22 +24,14 @@ pub struct OnOff {
 impl OnOff {
     /// The state at 0 and the times (ns) of every change before `end_ns`.
     pub fn schedule(&self, end_ns: u64) -> (bool, Vec<u64>) {
-        let mut rng = Rng(self.seed);
-        let slot = self.slot.as_nanos().max(1);
-        let (on_ns, off_ns) = (self.mean_on.as_nanos().max(1), self.mean_off.as_nanos().max(1));
-        let p_off = (slot as f64 / on_ns as f64).min(1.0);
-        let p_on = (slot as f64 / off_ns as f64).min(1.0);
-        let start_on = rng.unit() <= on_ns as f64 / (on_ns as f64 + off_ns as f64);
-        let (mut on, mut t, mut changes) = (start_on, 0u64, Vec::new());
-        loop {
-            let slots = sojourn_slots(&mut rng, if on { p_off } else { p_on });
-            t = t.saturating_add(slots.saturating_mul(slot));
-            if t >= end_ns {
-                return (start_on, changes);
-            }
-            changes.push(t);
-            on = !on;
+        let mut c =
+            OnOffSchedule::new(self.slot.as_nanos(), self.mean_on.as_nanos(), self.mean_off.as_nanos(), self.seed);
+        let (start_on, mut changes) = (c.is_on(), Vec::new());
+        while c.next_change() < end_ns {
+            changes.push(c.next_change());
+            c.advance();
         }
+        (start_on, changes)
     }
 }
 
@@ -145,30 +101,6 @@ mod tests {
             mean_off: Duration::from_millis(mean_off_ms),
             seed,
         }
-    }
-
-    #[test]
-    fn the_chain_is_on_its_stationary_share_of_the_time() {
-        // 200 ms on, 1 s off: on 1/6 of the time, over 2000 s.
-        let end = 2_000_000_000_000;
-        let (mut on_ns, mut flips) = (0u64, 0usize);
-        for seed in 0..4 {
-            let (start_on, changes) = chain(200, 1000, seed).schedule(end);
-            let (mut on, mut last) = (start_on, 0);
-            for &t in changes.iter().chain(std::iter::once(&end)) {
-                if on {
-                    on_ns += t - last;
-                }
-                last = t;
-                on = !on;
-            }
-            flips += changes.len();
-        }
-        let share = on_ns as f64 / (4.0 * end as f64);
-        assert!((share - 1.0 / 6.0).abs() < 0.01, "on share {share}");
-        // A cycle lasts 1.2 s on average: about 2 changes per 1.2 s.
-        let expected = 4.0 * 2.0 * 2000.0 / 1.2;
-        assert!((flips as f64 / expected - 1.0).abs() < 0.05, "{flips} changes, about {expected} expected");
     }
 
     #[test]

@@ -753,8 +753,7 @@ impl Translator<'_> {
                     slot,
                     mean_on,
                     mean_off,
-                    seed: cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                        ^ tcplab_sim::dir_index(&cfg.links, l, from) as u64,
+                    seed: tcplab_sim::on_off::on_off_seed(cfg.seed, tcplab_sim::dir_index(&cfg.links, l, from)),
                 }),
                 _ => None,
             };

@@ -22,25 +22,24 @@
 //!   elapsed since the last update (`⌊t/I⌋` counts ticks; at most
 //!   [`MAX_WALK_STEPS`] are taken at once, after a long idle time).
 //! - `OnOff { base, delay, mean_on, mean_off, slot }`: a two-state Markov
-//!   chain in discrete time slots `⌊t/slot⌋`, with per-slot switching
-//!   probabilities `a = slot/mean_off` (off → on) and `b = slot/mean_on`
-//!   (on → off), so sojourns are geometric with means `mean_off` and
-//!   `mean_on`. A packet that leaves in slot `n` while the chain is on
-//!   gets `delay` of queueing: `arrive = max(depart + base + (on ? delay :
-//!   0), previous arrive)`. The chain is sampled only when a packet leaves:
-//!   the first packet draws the state from the stationary distribution
-//!   `π_on = a/(a+b)`; after `k ≥ 1` slots in state `s` the new state is on
-//!   with probability `π_on + (1[s=on] − π_on)·(1 − a − b)^k` (the exact
-//!   `k`-step transition), computed in 62-bit fixed point. Packets in the
-//!   same slot share the state. Packets queued behind a burst (when the
-//!   chain turns off) arrive together, right behind the last delayed one,
-//!   as a drained queue would release them.
+//!   chain in discrete time slots, with per-slot switching probabilities
+//!   `slot/mean_off` (off → on) and `slot/mean_on` (on → off), so sojourns
+//!   are geometric with means `mean_off` and `mean_on`. A packet that
+//!   leaves while the chain is on gets `delay` of queueing: `arrive =
+//!   max(depart + base + (on ? delay : 0), previous arrive)`. The chain is
+//!   one realization per run seed and direction
+//!   ([`OnOffSchedule`](crate::on_off::OnOffSchedule)), the one the kernel
+//!   backend replays as a netem timeline, so both backends see the same
+//!   noise. Packets queued behind a burst (when the chain turns off)
+//!   arrive together, right behind the last delayed one, as a drained
+//!   queue would release them.
 //!
 //! FIFO models ([`DelaySampler::is_fifo`]) let the link keep its packets in
 //! a ring with only the head in the event list (htsim `Pipe`); `Uniform`
 //! schedules one event per packet instead.
 
 use crate::config::DelayModel;
+use crate::on_off::OnOffSchedule;
 use crate::rng::Pcg32;
 use tcplab_core::time::Instant;
 
@@ -48,16 +47,13 @@ use tcplab_core::time::Instant;
 /// more than this many intervals, the walk takes only this many).
 pub const MAX_WALK_STEPS: u64 = 65_536;
 
-/// Fixed-point one of the on-off chain's probabilities.
-const ONE: i128 = 1 << 62;
-
 #[derive(Clone, Debug)]
 pub(crate) enum DelaySampler {
     Fixed { delay: u64 },
     Uniform { min: u64, span: u64 },
     Ordered { base: u64, jitter: u64, last: u64 },
     Walk(Box<Walk>),
-    OnOff(Box<OnOffChain>),
+    OnOff(Box<OnOffDelay>),
 }
 
 /// State of a [`DelayModel::RandomWalk`].
@@ -76,83 +72,17 @@ pub(crate) struct Walk {
 
 /// State of a [`DelayModel::OnOff`].
 #[derive(Clone, Debug)]
-pub(crate) struct OnOffChain {
+pub(crate) struct OnOffDelay {
     base: u64,
     delay: u64,
-    slot: u64,
-    /// P(off → on) per slot, fixed point ([`ONE`] = 1).
-    a: i128,
-    /// P(on → off) per slot.
-    b: i128,
-    on: bool,
-    slot_no: u64,
-    started: bool,
+    chain: OnOffSchedule,
     last: u64,
-}
-
-/// `x·y` in fixed point ([`ONE`] = 1).
-#[inline]
-fn fmul(x: i128, y: i128) -> i128 {
-    (x * y) >> 62
-}
-
-/// `r^k` in fixed point, `|r| ≤ ONE`, by repeated squaring.
-fn fpow(mut r: i128, mut k: u64) -> i128 {
-    let mut acc = ONE;
-    while k > 0 && acc != 0 {
-        if k & 1 == 1 {
-            acc = fmul(acc, r);
-        }
-        r = fmul(r, r);
-        k >>= 1;
-    }
-    acc
-}
-
-impl OnOffChain {
-    fn new(base: u64, delay: u64, mean_on: u64, mean_off: u64, slot: u64) -> Self {
-        let slot = slot.max(1);
-        let p = |mean: u64| -> i128 { ((slot as i128) << 62) / (mean.max(slot) as i128) };
-        OnOffChain { base, delay, slot, a: p(mean_off), b: p(mean_on), on: false, slot_no: 0, started: false, last: 0 }
-    }
-
-    /// Stationary probability of "on".
-    fn pi_on(&self) -> i128 {
-        let s = self.a + self.b;
-        if s == 0 {
-            0
-        } else {
-            (self.a << 62) / s
-        }
-    }
-
-    /// Advances the chain to the slot of time `t` and returns whether it is on.
-    fn state_at(&mut self, t: u64, rng: &mut Pcg32) -> bool {
-        let n = t / self.slot;
-        let pi = self.pi_on();
-        let p_on = if !self.started {
-            self.started = true;
-            pi
-        } else if n > self.slot_no {
-            let rk = fpow(ONE - self.a - self.b, n - self.slot_no);
-            if self.on {
-                pi + fmul(ONE - pi, rk)
-            } else {
-                pi - fmul(pi, rk)
-            }
-        } else {
-            return self.on;
-        };
-        self.slot_no = n;
-        let u = (rng.next_u64() >> 2) as i128;
-        self.on = u < p_on.clamp(0, ONE);
-        self.on
-    }
 }
 
 impl DelaySampler {
     /// The model's sampler. `Uniform` must have `min <= max` (validated).
-    pub fn new(model: &DelayModel) -> Self {
+    /// `on_off_seed` seeds an on-off chain ([`crate::on_off::on_off_seed`]).
+    pub fn new(model: &DelayModel, on_off_seed: u64) -> Self {
         match *model {
             DelayModel::Fixed(d) => DelaySampler::Fixed { delay: d.as_nanos() },
             DelayModel::Uniform { min, max } => {
@@ -171,15 +101,12 @@ impl DelaySampler {
                 started: false,
                 last: 0,
             })),
-            DelayModel::OnOff { base, delay, mean_on, mean_off, slot } => {
-                DelaySampler::OnOff(Box::new(OnOffChain::new(
-                    base.as_nanos(),
-                    delay.as_nanos(),
-                    mean_on.as_nanos(),
-                    mean_off.as_nanos(),
-                    slot.as_nanos(),
-                )))
-            }
+            DelayModel::OnOff { base, delay, mean_on, mean_off, slot } => DelaySampler::OnOff(Box::new(OnOffDelay {
+                base: base.as_nanos(),
+                delay: delay.as_nanos(),
+                chain: OnOffSchedule::new(slot.as_nanos(), mean_on.as_nanos(), mean_off.as_nanos(), on_off_seed),
+                last: 0,
+            })),
         }
     }
 
@@ -228,7 +155,7 @@ impl DelaySampler {
                 a
             }
             DelaySampler::OnOff(c) => {
-                let extra = if c.state_at(t, rng) { c.delay } else { 0 };
+                let extra = if c.chain.state_at(t) { c.delay } else { 0 };
                 let a = t.saturating_add(c.base).saturating_add(extra).max(c.last);
                 c.last = a;
                 a
@@ -247,7 +174,7 @@ mod tests {
     fn test_fixed_draws_no_random_numbers() {
         let mut rng = Pcg32::new(1, 2);
         let before = rng.clone();
-        let mut d = DelaySampler::new(&DelayModel::Fixed(Duration::from_micros(5)));
+        let mut d = DelaySampler::new(&DelayModel::Fixed(Duration::from_micros(5)), 0);
         assert_eq!(d.arrival(Instant::from_nanos(10), &mut rng), Instant::from_nanos(5010));
         assert_eq!(rng, before);
     }
@@ -255,8 +182,10 @@ mod tests {
     #[test]
     fn test_uniform_stays_in_bounds() {
         let mut rng = Pcg32::new(3, 4);
-        let mut d =
-            DelaySampler::new(&DelayModel::Uniform { min: Duration::from_nanos(100), max: Duration::from_nanos(200) });
+        let mut d = DelaySampler::new(
+            &DelayModel::Uniform { min: Duration::from_nanos(100), max: Duration::from_nanos(200) },
+            0,
+        );
         for _ in 0..1000 {
             let a = d.arrival(Instant::from_nanos(1000), &mut rng).as_nanos();
             assert!((1100..=1200).contains(&a));
@@ -267,12 +196,15 @@ mod tests {
     fn test_random_walk_stays_in_band_moves_slowly_and_keeps_order() {
         let mut rng = Pcg32::new(7, 8);
         let (base, amp, step) = (10_000_000u64, 2_000_000u64, 20_000u64);
-        let mut d = DelaySampler::new(&DelayModel::RandomWalk {
-            base: Duration::from_nanos(base),
-            amplitude: Duration::from_nanos(amp),
-            step: Duration::from_nanos(step),
-            interval: None,
-        });
+        let mut d = DelaySampler::new(
+            &DelayModel::RandomWalk {
+                base: Duration::from_nanos(base),
+                amplitude: Duration::from_nanos(amp),
+                step: Duration::from_nanos(step),
+                interval: None,
+            },
+            0,
+        );
         let (mut last, mut prev_delay) = (0u64, None::<u64>);
         let (mut lo, mut hi) = (u64::MAX, 0u64);
         for i in 0..200_000u64 {
@@ -303,7 +235,7 @@ mod tests {
             step: Duration::from_micros(10),
             interval: Some(Duration::from_millis(1)),
         };
-        let mut d = DelaySampler::new(&model);
+        let mut d = DelaySampler::new(&model, 0);
         let a0 = d.arrival(Instant::from_nanos(0), &mut rng).as_nanos();
         // Same interval: no step.
         let a1 = d.arrival(Instant::from_nanos(500_000), &mut rng).as_nanos();
@@ -316,43 +248,13 @@ mod tests {
     }
 
     #[test]
-    fn test_on_off_fraction_and_sojourns_match_the_chain() {
-        let mut rng = Pcg32::new(11, 12);
-        let ms = 1_000_000u64;
-        // mean_on 20 slots, mean_off 80 slots: π_on = 0.2.
-        let mut c = OnOffChain::new(5 * ms, 3 * ms, 20 * ms, 80 * ms, ms);
-        let (mut on_slots, mut runs, mut last_on) = (0u64, 0u64, false);
-        let n = 400_000u64;
-        for i in 0..n {
-            // Two looks per slot: the second sees the same state.
-            let on = c.state_at(i * ms, &mut rng);
-            assert_eq!(c.state_at(i * ms + ms / 2, &mut rng), on);
-            on_slots += on as u64;
-            runs += (on && !last_on) as u64;
-            last_on = on;
-        }
-        let frac = on_slots as f64 / n as f64;
-        assert!((frac - 0.2).abs() < 0.02, "on fraction {frac}");
-        let mean_on = on_slots as f64 / runs as f64;
-        assert!((mean_on - 20.0).abs() < 2.0, "mean on run {mean_on}");
-        // Sampling every 10 slots gives the same long-run fraction.
-        let mut c = OnOffChain::new(0, 0, 20 * ms, 80 * ms, ms);
-        let on = (0..n).filter(|i| c.state_at(i * 10 * ms, &mut rng)).count();
-        let frac = on as f64 / n as f64;
-        assert!((frac - 0.2).abs() < 0.02, "on fraction every 10 slots {frac}");
-    }
-
-    #[test]
     fn test_on_off_delays_and_order() {
         let mut rng = Pcg32::new(13, 14);
         let ms = Duration::from_millis;
-        let mut d = DelaySampler::new(&DelayModel::OnOff {
-            base: ms(5),
-            delay: ms(3),
-            mean_on: ms(20),
-            mean_off: ms(80),
-            slot: ms(1),
-        });
+        let mut d = DelaySampler::new(
+            &DelayModel::OnOff { base: ms(5), delay: ms(3), mean_on: ms(20), mean_off: ms(80), slot: ms(1) },
+            7,
+        );
         let (mut last, mut saw_on, mut saw_off) = (0u64, false, false);
         for i in 0..100_000u64 {
             let t = i * 250_000;
@@ -366,24 +268,37 @@ mod tests {
     }
 
     #[test]
-    fn test_on_off_multi_slot_transition_is_exact_in_the_limit() {
-        // After many slots the chain forgets its state: r^k → 0.
-        assert_eq!(fpow(ONE / 2, 200), 0);
-        assert_eq!(fpow(ONE / 2, 1), ONE / 2);
-        assert_eq!(fpow(-ONE / 2, 3), -ONE / 8);
-        assert_eq!(fpow(ONE, 1 << 40), ONE);
-        let c = OnOffChain::new(0, 0, 30, 10, 10);
-        // a = 1, b = 1/3: π_on = 3/4.
-        assert_eq!(c.pi_on(), ONE * 3 / 4);
+    fn test_on_off_delay_follows_the_seeds_schedule() {
+        // The extra delay is on exactly while the direction's schedule is:
+        // the noise the kernel backend replays for the same seed.
+        let mut rng = Pcg32::new(1, 1);
+        let ms = Duration::from_millis;
+        let model = DelayModel::OnOff { base: ms(5), delay: ms(3), mean_on: ms(5), mean_off: ms(20), slot: ms(1) };
+        let mut d = DelaySampler::new(&model, 42);
+        let mut sched = OnOffSchedule::new(1_000_000, 5_000_000, 20_000_000, 42);
+        let (mut saw_on, mut saw_off) = (false, false);
+        for i in 0..20_000u64 {
+            let t = i * 100_000;
+            let a = d.arrival(Instant::from_nanos(t), &mut rng).as_nanos();
+            if sched.state_at(t) {
+                saw_on = true;
+                assert_eq!(a, t + 8_000_000, "at {t}");
+            } else {
+                saw_off = true;
+                // FIFO: a packet right after a burst waits behind it.
+                assert!((t + 5_000_000..=t + 8_000_000).contains(&a), "at {t}");
+            }
+        }
+        assert!(saw_on && saw_off);
     }
 
     #[test]
     fn test_ordered_jitter_is_monotonic() {
         let mut rng = Pcg32::new(5, 6);
-        let mut d = DelaySampler::new(&DelayModel::OrderedJitter {
-            base: Duration::from_nanos(100),
-            jitter: Duration::from_nanos(1000),
-        });
+        let mut d = DelaySampler::new(
+            &DelayModel::OrderedJitter { base: Duration::from_nanos(100), jitter: Duration::from_nanos(1000) },
+            0,
+        );
         let mut last = 0;
         for i in 0..1000 {
             let a = d.arrival(Instant::from_nanos(i * 10), &mut rng).as_nanos();

@@ -35,6 +35,7 @@ mod hist;
 mod host;
 mod link;
 pub mod loss;
+pub mod on_off;
 mod packet;
 mod police;
 mod queue;

@@ -22,7 +22,7 @@ use crate::packet::PacketId;
 use crate::police::Policer;
 use crate::queue::DropTailQueue;
 use crate::ready::ReadyQueue;
-use crate::rng::Pcg32;
+use crate::rng::{Component, Pcg32};
 use std::collections::VecDeque;
 use tcplab_core::time::Instant;
 
@@ -95,16 +95,30 @@ pub(crate) struct LinkDir {
     pub loss_drops: u64,
 }
 
+/// A link direction's randomness, each part from the run's seed and the
+/// direction's own key, so that adding a link changes no other link's
+/// draws.
+pub(crate) struct DirRandom {
+    /// Delay draws (uniform, jitter, random walk).
+    pub rng: Pcg32,
+    /// Random and Gilbert-Elliott loss.
+    pub loss_rng: Pcg32,
+    /// The on-off chain's realization, shared with the kernel backend.
+    pub on_off_seed: u64,
+}
+
+impl DirRandom {
+    pub fn new(run_seed: u64, link: usize, reverse: bool) -> Self {
+        DirRandom {
+            rng: Pcg32::for_component(run_seed, Component::LinkDirection { link, reverse }),
+            loss_rng: Pcg32::for_component(run_seed, Component::LinkLoss { link, reverse }),
+            on_off_seed: crate::on_off::on_off_seed(run_seed, 2 * link + reverse as usize),
+        }
+    }
+}
+
 impl LinkDir {
-    pub fn new(
-        from: NodeId,
-        to: NodeId,
-        host_nic: bool,
-        rate_bps: u64,
-        cfg: &DirectionConfig,
-        rng: Pcg32,
-        loss_rng: Pcg32,
-    ) -> Self {
+    pub fn new(from: NodeId, to: NodeId, host_nic: bool, rate_bps: u64, cfg: &DirectionConfig, r: DirRandom) -> Self {
         LinkDir {
             from,
             to,
@@ -116,9 +130,9 @@ impl LinkDir {
             ser: Serializer::new(rate_bps),
             in_service: None,
             tx_start: Instant::ZERO,
-            delay: DelaySampler::new(&cfg.delay),
-            rng,
-            loss: LossSampler::new(cfg.loss, &cfg.blackouts, loss_rng),
+            delay: DelaySampler::new(&cfg.delay, r.on_off_seed),
+            rng: r.rng,
+            loss: LossSampler::new(cfg.loss, &cfg.blackouts, r.loss_rng),
             police: cfg.police.as_ref().map(Policer::new),
             pipe: VecDeque::with_capacity(64),
             ready: ReadyQueue::default(),

@@ -52,7 +52,7 @@ use crate::config::{AppConfig, NodeId, NodeKind, Qdisc, Repeat, SimConfig};
 use crate::event::EventQueue;
 use crate::fq::{FqQdisc, NONE};
 use crate::host::{client_ports, Demux, SERVER_PORT};
-use crate::link::LinkDir;
+use crate::link::{DirRandom, LinkDir};
 use crate::packet::{Packet, PacketArena, PacketEvent, PacketEventKind, PacketId};
 use crate::queue::Admit;
 use crate::ready::ReadyLinks;
@@ -266,10 +266,9 @@ impl Sim {
         let mut dirs = Vec::with_capacity(2 * cfg.links.len());
         for (i, l) in cfg.links.iter().enumerate() {
             for (reverse, from, to, d) in [(false, l.a, l.b, &l.ab), (true, l.b, l.a, &l.ba)] {
-                let rng = Pcg32::for_component(cfg.seed, Component::LinkDirection { link: i, reverse });
-                let loss_rng = Pcg32::for_component(cfg.seed, Component::LinkLoss { link: i, reverse });
                 let host_nic = cfg.nodes[from].kind == NodeKind::Host;
-                let mut dir = LinkDir::new(from, to, host_nic, l.rate_bps, d, rng, loss_rng);
+                let random = DirRandom::new(cfg.seed, i, reverse);
+                let mut dir = LinkDir::new(from, to, host_nic, l.rate_bps, d, random);
                 dir.to_host = cfg.nodes[to].kind == NodeKind::Host;
                 if let (true, Qdisc::Fq(fq)) = (host_nic, &cfg.nodes[from].qdisc) {
                     dir.fq = Some(Box::new(FqQdisc::new(fq)));
