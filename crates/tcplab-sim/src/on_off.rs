@@ -10,7 +10,8 @@
 //! `slot/mean_on`, so sojourns are geometric with those means; it starts
 //! from its stationary distribution. Sojourns are drawn whole, a number of
 //! slots `k = ⌈ln U / ln(1 − p)⌉`, from SplitMix64 seeded by
-//! [`on_off_seed`].
+//! [`on_off_seed`]. (`ln` is the platform's: a seed gives the same chain
+//! on one platform; another libm could round a sojourn differently.)
 
 use crate::rng::splitmix64;
 
