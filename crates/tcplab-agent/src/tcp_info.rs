@@ -99,19 +99,24 @@ pub struct TcpInfo {
     pub tcpi_total_rto_time: u32,
 }
 
-/// Reads `TCP_INFO` of socket `fd`.
-pub fn read(fd: RawFd) -> io::Result<TcpInfo> {
-    let mut info = TcpInfo::default();
-    let mut len = std::mem::size_of::<TcpInfo>() as libc::socklen_t;
-    // SAFETY: `info` is a plain-old-data struct of `len` writable bytes;
-    // the kernel writes at most `len` bytes and updates `len`.
-    let rc = unsafe {
-        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, (&mut info as *mut TcpInfo).cast(), &mut len)
-    };
+/// `getsockopt(fd, IPPROTO_TCP, opt)` into a `T`: the value and the length
+/// the kernel wrote (at most `size_of::<T>()`).
+fn tcp_getsockopt<T: Copy + Default>(fd: RawFd, opt: libc::c_int) -> io::Result<(T, usize)> {
+    let mut v = T::default();
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: `T` is one of this module's `repr(C)` plain-old-data structs,
+    // `len` writable bytes; the kernel writes at most `len` bytes and
+    // updates `len`.
+    let rc = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, opt, (&mut v as *mut T).cast(), &mut len) };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(info)
+    Ok((v, len as usize))
+}
+
+/// Reads `TCP_INFO` of socket `fd`.
+pub fn read(fd: RawFd) -> io::Result<TcpInfo> {
+    tcp_getsockopt(fd, libc::TCP_INFO).map(|(info, _)| info)
 }
 
 /// `TCP_CC_INFO` (include/uapi/linux/tcp.h).
@@ -133,14 +138,8 @@ struct TcpDctcpInfo {
 /// `dctcp_get_info` fills); `None` when the socket does not run DCTCP
 /// (no `get_info`, or its Reno fallback with `dctcp_enabled = 0`).
 pub fn read_dctcp_alpha(fd: RawFd) -> Option<u32> {
-    let mut info = TcpDctcpInfo::default();
-    let mut len = std::mem::size_of::<TcpDctcpInfo>() as libc::socklen_t;
-    // SAFETY: as in `read`: `info` is plain old data of `len` bytes.
-    let rc = unsafe {
-        libc::getsockopt(fd, libc::IPPROTO_TCP, TCP_CC_INFO, (&mut info as *mut TcpDctcpInfo).cast(), &mut len)
-    };
-    let whole = len as usize == std::mem::size_of::<TcpDctcpInfo>();
-    (rc == 0 && whole && info.dctcp_enabled != 0).then_some(info.dctcp_alpha)
+    let (info, len) = tcp_getsockopt::<TcpDctcpInfo>(fd, TCP_CC_INFO).ok()?;
+    (len == std::mem::size_of::<TcpDctcpInfo>() && info.dctcp_enabled != 0).then_some(info.dctcp_alpha)
 }
 
 impl TcpInfo {

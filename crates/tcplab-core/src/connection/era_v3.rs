@@ -144,7 +144,7 @@ impl Connection {
         let delay = usecs_to_jiffies(srtt_us >> 5, hz).max(msecs_to_jiffies(2, hz));
         let at = self.tp.now + jiffies_to_duration(delay, hz);
         // !time_after(icsk_timeout, jiffies + delay)
-        if self.timers.pending().and_then(|t| self.timers.get(t)).is_none_or(|due| due <= at) {
+        if self.timers.pending_at().is_none_or(|(_, icsk_timeout)| icsk_timeout <= at) {
             return false;
         }
         self.timers.set_xmit(Timer::ReoTimeout, at);

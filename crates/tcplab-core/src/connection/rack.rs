@@ -266,10 +266,7 @@ impl Connection {
     /// uses `TCP_TIMEOUT_INIT` without an RTT sample where 3.10–3.14 did
     /// not probe.)
     fn schedule_loss_probe_v3(&mut self) -> bool {
-        let Some(rto_at) = self.timers.get(Timer::Retrans).filter(|_| self.timers.pending() == Some(Timer::Retrans))
-        else {
-            return false;
-        };
+        let Some((Timer::Retrans, rto_at)) = self.timers.pending_at() else { return false };
         if self.cfg.tcp_early_retrans < 3
             || self.scoreboard.packets_out == 0
             || !self.negotiated.sack_ok

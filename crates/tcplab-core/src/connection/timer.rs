@@ -112,6 +112,10 @@ impl TimerTable {
     pub fn pending(&self) -> Option<Timer> {
         Timer::XMIT.into_iter().find(|t| self.is_set(*t))
     }
+    /// `icsk_pending` with its deadline, `icsk_timeout`.
+    pub fn pending_at(&self) -> Option<(Timer, Instant)> {
+        self.pending().map(|t| (t, self.at[t as usize]))
+    }
     /// Disarms the xmit timers (`icsk_pending`). The ACK timers stay: the
     /// receiver disarms them when the ACK they hold is sent.
     pub fn clear(&mut self) {
