@@ -260,6 +260,13 @@ pub struct TcpConfig {
     /// the v4.17 `dctcp_ce_state_0_to_1` / `_1_to_0`, which only flush a
     /// pending delayed ACK for the prior state.
     pub dctcp_ack_on_ce_change: bool,
+    /// DCTCP's ACK for the data before a CE-state change leaves the pending
+    /// ACK alone, and is owed when the delayed-ACK timer is armed (≥ v4.18,
+    /// "tcp: do not cancel delay-AcK on DCTCP special ACK", "tcp: remove
+    /// DELAYED ACK events in DCTCP"). Off: ≤ v4.17, where it cancelled the
+    /// ACK the new segment had scheduled and was owed by
+    /// `delayed_ack_reserved` (see `RcvKnobs`).
+    pub special_ack_keeps_delack: bool,
 }
 
 impl Default for TcpConfig {
@@ -335,6 +342,7 @@ impl TcpConfig {
             cwnd_reduction_floor: 1,
             ack_on_cwr: true,
             dctcp_ack_on_ce_change: true,
+            special_ack_keeps_delack: true,
         }
     }
 
@@ -355,6 +363,7 @@ impl TcpConfig {
                 c.ts_clock = TsClock::Jiffies;
                 c.ack_on_cwr = false;
                 c.dctcp_ack_on_ce_change = false;
+                c.special_ack_keeps_delack = false;
                 c.cwnd_growth = if name == "v3.11" { CwndGrowthRule::V3_11 } else { CwndGrowthRule::V3_12 };
                 if matches!(name, "v3.11" | "v3.12") {
                     c.cwnd_limited_rule = CwndLimitedRule::InFlight;
@@ -377,6 +386,7 @@ impl TcpConfig {
                 c.loss_cwnd_one = true;
                 c.ack_on_cwr = false;
                 c.dctcp_ack_on_ce_change = false;
+                c.special_ack_keeps_delack = false;
                 c.congestion_control = c.congestion_control_named("cubic")?;
             }
             _ => return None,

@@ -102,6 +102,12 @@ fn test_current_linux_has_no_stall() {
 /// delayed ACK rode out on its reply). Returns the pure ACKs the server
 /// sent for it, with their delay, until one covers it.
 fn lone_ce_segment(preset: &str) -> (SeqNum, Vec<(Duration, SegmentRepr)>) {
+    ce_marked_write(preset, 100)
+}
+
+/// As [`lone_ce_segment`], with `len` bytes written at once, every data
+/// segment of them CE-marked.
+fn ce_marked_write(preset: &str, len: u64) -> (SeqNum, Vec<(Duration, SegmentRepr)>) {
     let cfg = dctcp(preset);
     let mut p = Pair::new(&cfg, &cfg, Duration::from_micros(25));
     p.ns_per_byte = 1;
@@ -118,8 +124,8 @@ fn lone_ce_segment(preset: &str) -> (SeqNum, Vec<(Duration, SegmentRepr)>) {
         Box::new(|_, side, seg| if side == Side::Client && seg.payload_len > 0 { Fate::MarkCe } else { Fate::Deliver });
     let sent_at = p.now;
     let before = p.log.len();
-    p.client.write(100);
-    let end = SeqNum(1_000_001u32.wrapping_add((4 * REQ + 100) as u32));
+    p.client.write(len);
+    let end = SeqNum(1_000_001u32.wrapping_add((4 * REQ + len) as u32));
     assert!(p.drive_until(1_000_000, |p| p.log[before..]
         .iter()
         .any(|(_, s, g)| *s == Side::Server && g.flags.ack() && !g.ack.before(end))));
@@ -162,4 +168,23 @@ fn test_dctcp_v417_special_ack_cancels_the_ack_of_the_segment() {
     assert!(ack.flags.ece());
     assert!(delay > Duration::from_millis(200), "the segment's ACK after {delay:?}");
     assert_eq!(acks.len(), 2, "nothing in between: {acks:?}");
+}
+
+/// v4.17 sent the special ACK with `tp->rcv_nxt` rewound to the prior
+/// state's (`dctcp_ce_state_0_to_1`), so `tcp_select_window` left `rcv_wup`
+/// there: the second full segment finds two unacknowledged and is ACKed at
+/// once, though the special ACK cancelled the first one's ACK. (With
+/// `rcv_wup` at the real `rcv_nxt`, as `__tcp_send_ack(sk, prior_rcv_nxt)`
+/// leaves it since v4.18, it would wait for the delayed-ACK timer or the
+/// sender's loss probe: the kernel backend showed 8 ms probes before its
+/// switch rewound `rcv_nxt` too.)
+#[test]
+fn test_dctcp_v417_special_ack_leaves_rcv_wup_at_the_prior_state() {
+    let (end, acks) = ce_marked_write("v4.17", 2 * 1448);
+    let (_, special) = acks[0];
+    assert!(special.ack.before(end) && !special.flags.ece(), "{acks:?}");
+    let (delay, ack) = *acks.last().unwrap();
+    assert_eq!(ack.ack, end);
+    assert!(delay < Duration::from_millis(1), "the second segment is ACKed at once, not after {delay:?}");
+    assert_eq!(acks.len(), 2, "{acks:?}");
 }

@@ -23,6 +23,12 @@ pub const EDT: &str = "tcp_output.edt";
 /// 1: the TSval clock counts jiffies, as before "tcp: switch TCP TS option
 /// (RFC 7323) to 1ms clock" (v4.13).
 pub const TS_JIFFIES: &str = "tcp_output.ts_jiffies";
+/// 0: DCTCP's ACK for the prior CE state cancels the segment's own ACK and
+/// is owed by `delayed_ack_reserved`, as before v4.18 (seed 001's stall).
+pub const SPECIAL_ACK_KEEPS_DELACK: &str = "tcp_output.special_ack_keeps_delack";
+/// 1: `tcp_cwnd_reduction`'s bound of v4.x–v5.11 (PRR-SSRB only when
+/// retransmitted data was ACKed), which leaves cwnd 1 after seed 001's CWR.
+pub const PRR_RULE_V417: &str = "tcp_input.prr_rule_v417";
 
 pub const ALL: &[&str] = &[
     FORWARD_PROGRESS_GROWTH,
@@ -33,4 +39,6 @@ pub const ALL: &[&str] = &[
     HYSTART_TRAIN_HALF_RTT,
     EDT,
     TS_JIFFIES,
+    SPECIAL_ACK_KEEPS_DELACK,
+    PRR_RULE_V417,
 ];

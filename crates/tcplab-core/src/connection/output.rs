@@ -76,8 +76,7 @@ impl Connection {
             // DCTCP: the ACK for the data before a CE-state change.
             let mut seg = self.base_segment(self.snd_nxt);
             let ts_val = self.ts_now();
-            self.rcv.fill_ack(&mut seg, ts_val, &self.negotiated);
-            seg.ack = ack;
+            self.rcv.fill_prior_state_ack(&mut seg, ack, ts_val, &self.negotiated);
             if ece {
                 seg.flags.insert(TcpFlags::ECE);
             } else {

@@ -1044,6 +1044,30 @@ impl Receiver {
         }
     }
 
+    /// DCTCP's ACK for the data before a CE-state change, `prior_rcv_nxt`
+    /// (`dctcp_ece_ack_update`'s `__tcp_send_ack(sk, prior_rcv_nxt)`).
+    /// ≤ v4.17 (`dctcp_ce_state_0_to_1`) sent it with `tp->rcv_nxt` rewound,
+    /// so its window update counted from there: `rcv_wup` stays at
+    /// `prior_rcv_nxt`, and the next full segment leaves more than one
+    /// unacknowledged (an ACK at once); since v4.18 `rcv_wup` is the real
+    /// `rcv_nxt`.
+    pub(crate) fn fill_prior_state_ack(
+        &mut self,
+        seg: &mut SegmentRepr,
+        prior_rcv_nxt: SeqNum,
+        tsval: u32,
+        negotiated: &Negotiated,
+    ) {
+        if self.knobs.special_ack_keeps_delack {
+            self.fill_ack(seg, tsval, negotiated);
+        } else {
+            let rcv_nxt = std::mem::replace(&mut self.rcv_nxt, prior_rcv_nxt);
+            self.fill_ack(seg, tsval, negotiated);
+            self.rcv_nxt = rcv_nxt;
+        }
+        seg.ack = prior_rcv_nxt;
+    }
+
     /// `tcp_event_ack_sent`: a segment carrying `ack` was sent. Flushes the
     /// SACK-compression count; unless this was a special ACK below
     /// `rcv_nxt` (DCTCP's old-state ACK), spends quick ACKs

@@ -30,6 +30,9 @@ macro_rules! choice {
 const CWND_GROWTH_SWITCH: &[(&str, &str)] =
     &[(CwndGrowthRule::V3_12.as_str(), "1"), (CwndGrowthRule::DataAcked.as_str(), "0")];
 
+/// `prr_rule` on a patched kernel (kernel/patches/0010); v3.12's rule has
+/// no kernel counterpart.
+const PRR_RULE_SWITCH: &[(&str, &str)] = &[(PrrRule::V4_17.as_str(), "1"), (PrrRule::Current.as_str(), "0")];
 /// `ts_clock` on a patched kernel (kernel/patches/0008).
 const TS_CLOCK_SWITCH: &[(&str, &str)] = &[(TsClock::Jiffies.as_str(), "1"), (TsClock::Ms.as_str(), "0")];
 
@@ -331,7 +334,7 @@ pub static TCP: &[KnobSpec] = &[
         kind: choice!(PrrRule, prr_rule),
         models: Models::Era,
         side: Side::Sender,
-        kernel: Kernel::ModelOnly,
+        kernel: Kernel::Switch { param: "tcp_input.prr_rule_v417", values: PRR_RULE_SWITCH },
         doc: "tcp_cwnd_reduction's slow-start reduction bound, by kernel era.",
     },
     KnobSpec {
@@ -373,6 +376,15 @@ pub static TCP: &[KnobSpec] = &[
         side: Side::Receiver,
         kernel: switch("tcp_dctcp.dctcp_ack_on_ce_change"),
         doc: "DCTCP receiver ACKs at once when the CE state changes (v4.18+); off = the v4.17 receiver.",
+    },
+    KnobSpec {
+        name: "special_ack_keeps_delack",
+        kind: Kind::Bool(|c| &mut c.special_ack_keeps_delack),
+        models: Models::Era,
+        side: Side::Receiver,
+        kernel: switch("tcp_output.special_ack_keeps_delack"),
+        doc: "DCTCP's ACK for the prior CE state leaves the delayed ACK alone (v4.18+); off = it cancels the \
+              segment's own ACK and is owed by delayed_ack_reserved (<= v4.17).",
     },
 ];
 

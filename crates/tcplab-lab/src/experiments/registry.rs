@@ -86,6 +86,22 @@ const REORDERING: Experiment = Experiment {
     }],
 };
 
+/// The v4.17 preset's DCTCP receiver and `tcp_cwnd_reduction` bound, as
+/// the kernel backend's switches (kernel/patches/0003, 0004, 0009, 0010).
+const V417_RECEIVER_AND_PRR: &[&str] = &[
+    "tcp.ack_on_cwr=false",
+    "tcp.dctcp_ack_on_ce_change=false",
+    "tcp.special_ack_keeps_delack=false",
+    "tcp.prr_rule=v4.17",
+];
+const V417_RECEIVER_AND_PRR_FLOOR2: &[&str] = &[
+    "tcp.ack_on_cwr=false",
+    "tcp.dctcp_ack_on_ce_change=false",
+    "tcp.special_ack_keeps_delack=false",
+    "tcp.prr_rule=v4.17",
+    "tcp.cwnd_reduction_floor=2",
+];
+
 /// "tcp: force cwnd at least 2 in tcp_cwnd_reduction" (not merged; the
 /// stall was fixed on the receiver side instead).
 const DCTCP_RPC: Experiment = Experiment {
@@ -120,23 +136,17 @@ const DCTCP_RPC: Experiment = Experiment {
     ],
     runs: 3,
     kernel: Some(KernelVariant {
-        note: "Linux 6.12 (no v4.17 era): the stall comes back with both of mainline's receiver fixes switched \
-               off (tcp_input.ack_on_cwr=0, tcp_dctcp.dctcp_ack_on_ce_change=0); the floor is \
-               tcp_input.cwnd_reduction_floor=2. 0.2 s per run instead of 10 s: the guest takes about a \
-               minute of wall time per virtual second at 9 flows x 10 Gbit/s (docs/KERNEL.md).",
-        set: &["tcp.preset=linux-current", "run.duration=0.2s"],
+        note: "Linux 6.12 with the v4.17 era's receiver and reduction switched in: no ACK at once on CWR \
+               (tcp_input.ack_on_cwr=0) or on a CE-state change (tcp_dctcp.dctcp_ack_on_ce_change=0), DCTCP's \
+               special ACK as 4.11-4.17 sent it (tcp_output.special_ack_keeps_delack=0) and tcp_cwnd_reduction's \
+               v4.x bound (tcp_input.prr_rule_v417=1); the floor is tcp_input.cwnd_reduction_floor=2. 1 s per run \
+               instead of 10 s: the guest takes one to two minutes of wall time per virtual second at 9 flows x \
+               10 Gbit/s (docs/KERNEL.md).",
+        set: &["tcp.preset=linux-current", "run.duration=1s"],
         arms: &[
             Arm { name: "cubic", settings: &["flow.*.cc=cubic"], reference: None },
-            Arm {
-                name: "dctcp",
-                settings: &["tcp.ack_on_cwr=false", "tcp.dctcp_ack_on_ce_change=false"],
-                reference: None,
-            },
-            Arm {
-                name: "dctcp-floor2",
-                settings: &["tcp.ack_on_cwr=false", "tcp.dctcp_ack_on_ce_change=false", "tcp.cwnd_reduction_floor=2"],
-                reference: None,
-            },
+            Arm { name: "dctcp", settings: V417_RECEIVER_AND_PRR, reference: None },
+            Arm { name: "dctcp-floor2", settings: V417_RECEIVER_AND_PRR_FLOOR2, reference: None },
             Arm { name: "dctcp-current", settings: &[], reference: None },
         ],
         runs: 3,

@@ -53,7 +53,8 @@ pub(crate) struct RcvKnobs {
     /// the pending ACK on every ACK sent (`ICSK_ACK_SCHED` included, so the
     /// segment that changed the CE state got no ACK of its own in
     /// `tcp_ack_snd_check`), and DCTCP went by `delayed_ack_reserved`,
-    /// which an ACK riding on data never clears.
+    /// which an ACK riding on data never clears. Taken from
+    /// `TcpConfig::special_ack_keeps_delack`, whatever the era.
     pub special_ack_keeps_delack: bool,
 }
 
@@ -90,10 +91,11 @@ impl RcvKnobs {
 
     /// The knobs of `cfg`'s kernel era (by preset name).
     pub fn for_config(cfg: &TcpConfig) -> RcvKnobs {
-        if cfg.preset.starts_with("v3.") || cfg.preset.starts_with("v4.") {
+        let era = if cfg.preset.starts_with("v3.") || cfg.preset.starts_with("v4.") {
             RcvKnobs::LEGACY
         } else {
             RcvKnobs::CURRENT
-        }
+        };
+        RcvKnobs { special_ack_keeps_delack: cfg.special_ack_keeps_delack, ..era }
     }
 }
