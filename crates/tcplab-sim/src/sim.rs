@@ -701,6 +701,15 @@ impl Sim {
         let now = self.now;
         let conn = &mut self.conns[c];
         let (f, r) = (conn.flow as usize, conn.run as usize);
+        if ack {
+            // The softirq that took the segment sends what it owes (its
+            // ACK, or the timer for one; data the ACK let out) before the
+            // application wakes up to answer it (tcp_rcv_established's
+            // tcp_data_snd_check and __tcp_ack_snd_check, then the reader's
+            // process context).
+            self.drain_transmit(c);
+        }
+        let conn = &mut self.conns[c];
         let Some(tcp) = conn.tcp.as_mut() else { return };
         let flow = &mut self.flows[f];
         let mut progress = false;
