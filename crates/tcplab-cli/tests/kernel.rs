@@ -186,6 +186,43 @@ fn test_kernel_jiffies_tsval_clock_spares_overtaken_originals_from_paws_as_in_th
 }
 
 #[test]
+fn test_kernel_v417_dctcp_stalls_rpcs_on_loss_probes_and_the_floor_of_2_removes_it_as_in_the_model() {
+    // Seed 001 on 6.12 with the v4.17 receiver and reduction bound switched
+    // in (kernel/patches/0003, 0004, 0009, 0010): after a CE-marked request
+    // the client's CWR leaves cwnd 1, DCTCP's special ACK cancels the ACK
+    // of its lone segment, and the RPC waits for the loss probe (2 srtt +
+    // 200 ms). The floor of 2 sends a second segment that is ACKed at once.
+    if !kernel_available() {
+        return;
+    }
+    let f = repo("scenarios/dctcp-rpc.toml");
+    let worst_10k = |backend: &str, floor: &str| -> f64 {
+        let mut args = vec!["run", &f, "--backend", backend, "--json", "--set", "tcp.preset=linux-current"];
+        let sets = [
+            "run.duration=0.5s",
+            "tcp.ack_on_cwr=false",
+            "tcp.dctcp_ack_on_ce_change=false",
+            "tcp.special_ack_keeps_delack=false",
+            "tcp.prr_rule=v4.17",
+        ];
+        for s in &sets {
+            args.extend(["--set", s]);
+        }
+        let fl = format!("tcp.cwnd_reduction_floor={floor}");
+        args.extend(["--set", &fl]);
+        let v = json(&tcplab(&args));
+        let flows = v["flows"].as_array().unwrap();
+        let worst = flows.iter().filter(|f| f["id"].as_str().unwrap().ends_with("-10k"));
+        worst.map(|f| f["rpc"]["max_us"].as_f64().unwrap()).fold(0.0, f64::max)
+    };
+    for backend in ["linux", "model"] {
+        let (stall, floor2) = (worst_10k(backend, "1"), worst_10k(backend, "2"));
+        assert!(stall > 150_000.0, "{backend}: the slowest 10 KB RPC took {stall} us");
+        assert!(floor2 < 5_000.0, "{backend}: with the floor of 2, {floor2} us");
+    }
+}
+
+#[test]
 fn test_kernel_step_marking_marks_ect_and_dctcp_reacts() {
     if !kernel_available() {
         return;
