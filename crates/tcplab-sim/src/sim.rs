@@ -745,7 +745,11 @@ impl Sim {
         if progress {
             self.check_completion(f, r);
         }
-        self.drain_transmit(c);
+        // After an input the connection was drained above; poll again only
+        // for what the application's calls made.
+        if !ack || self.conns[c].tcp.as_ref().is_some_and(|t| t.app_output_owed()) {
+            self.drain_transmit(c);
+        }
         let conn = &self.conns[c];
         if conn.client {
             if let (Some(tcp), Some(trace)) = (conn.tcp.as_ref(), self.flows[f].trace.as_mut()) {

@@ -288,6 +288,8 @@ pub struct Connection {
     ce_state: bool,
     prior_rcv_nxt: SeqNum,
     prior_state_ack: Option<(SeqNum, bool)>,
+    /// See [`Connection::app_output_owed`].
+    app_output: bool,
     /// Boxed: rarely set, and 64 bytes more in every connection inline.
     rst_pending: Option<Box<SegmentRepr>>,
 
@@ -391,6 +393,7 @@ impl Connection {
             ce_state: false,
             prior_rcv_nxt: SeqNum(0),
             prior_state_ack: None,
+            app_output: false,
             rst_pending: None,
             bytes_acked: 0,
             data_segs_out: 0,
@@ -592,6 +595,7 @@ impl Connection {
         if n > 0 {
             // Turned into skbs by the next poll_transmit (skb.rs).
             self.queue_send(n, bytes, eor);
+            self.app_output = true;
         }
         n as u64
     }
@@ -612,6 +616,7 @@ impl Connection {
     pub fn set_xmit_blocked(&mut self, on: bool) {
         self.xmit_blocked = on;
         self.sq.xmit_owed = true;
+        self.app_output = true;
     }
 
     /// The error the connection died of (`sk->sk_err`), if any.
@@ -629,6 +634,7 @@ impl Connection {
     pub fn set_nodelay(&mut self, on: bool) {
         self.nodelay = on;
         self.sq.xmit_owed = true;
+        self.app_output = true;
     }
 
     /// In-order bytes ready for the application.
@@ -642,8 +648,19 @@ impl Connection {
         if out.ack_now {
             // tcp_cleanup_rbuf: an owed ACK, or a window that grew a lot.
             self.ack_pending = true;
+            self.app_output = true;
         }
         out.bytes
+    }
+
+    /// Whether an application call since the last [`poll_transmit`]
+    /// may have made output (a write, a close, an ACK `tcp_cleanup_rbuf`
+    /// owes, a socket option), so that a driver which already drained the
+    /// connection after an input knows whether to poll again.
+    ///
+    /// [`poll_transmit`]: Self::poll_transmit
+    pub fn app_output_owed(&self) -> bool {
+        self.app_output
     }
 
     /// The peer sent FIN and all data before it was read.
@@ -653,6 +670,7 @@ impl Connection {
 
     /// `tcp_close` / `shutdown(SHUT_WR)`: a FIN follows the queued data.
     pub fn close(&mut self) {
+        self.app_output = true;
         match self.state {
             TcpState::Listen | TcpState::SynSent => {
                 self.state = TcpState::Closed;

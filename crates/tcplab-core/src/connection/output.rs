@@ -42,6 +42,7 @@ fn user_timeout_jiffies(ms: u32, hz: u32) -> u64 {
 impl Connection {
     /// The next segment to transmit, if any. Call until `None`.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<SegmentRepr> {
+        self.app_output = false;
         if self.xmit_blocked {
             return self.poll_transmit_blocked(now);
         }
