@@ -327,6 +327,22 @@ pub struct LinkOut {
     /// Largest queue length (packets) seen by the samples and the final
     /// snapshot.
     pub peak_queue_packets: u64,
+    /// The queue qdisc at every sample of the periodic sampler.
+    #[serde(default)]
+    pub queue_samples: Vec<QueueSampleOut>,
+}
+
+/// The queue qdisc of a link probe at one sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueSampleOut {
+    /// Nanoseconds since `t0`.
+    pub t_ns: u64,
+    /// `qlen`, packets.
+    pub packets: u32,
+    /// `backlog`, bytes (as the qdisc counts them: with the size table).
+    pub bytes: u32,
+    /// The queue qdisc's drops so far.
+    pub drops: u32,
 }
 
 #[cfg(test)]

@@ -1,13 +1,13 @@
 //! Link statistics from the qdiscs named by the job's link probes:
 //! transmitted bytes, packets and drops from each probe's root qdisc, drops and
-//! RED marks from its queue qdisc, and the queue's peak length from
-//! periodic samples.
+//! RED marks from its queue qdisc, and the queue's peak length and its
+//! time series from periodic samples.
 //!
 //! One `NETLINK_ROUTE` socket per namespace, opened once from a thread
 //! inside it (a netlink socket stays in its creator's namespace); each
 //! sample is one qdisc dump per namespace, whatever the number of probes.
 
-use crate::job::{LinkOut, LinkProbe};
+use crate::job::{LinkOut, LinkProbe, QueueSampleOut};
 use crate::netlink::{self, Qdisc, RouteSocket};
 use crate::netns;
 use crate::setup::handle_str;
@@ -25,6 +25,8 @@ pub struct LinkProber {
     namespaces: Vec<NsProbes>,
     /// Per probe, the largest queue length sampled.
     peaks: Vec<u64>,
+    /// Per probe, every sample.
+    samples: Vec<Vec<QueueSampleOut>>,
 }
 
 impl LinkProber {
@@ -45,15 +47,22 @@ impl LinkProber {
                 namespaces.push(NsProbes { ns: p.ns.clone(), sock, probes: vec![(i, ifindex)] });
             }
         }
-        Ok(LinkProber { probes: probes.to_vec(), namespaces, peaks: vec![0; probes.len()] })
+        Ok(LinkProber {
+            probes: probes.to_vec(),
+            namespaces,
+            peaks: vec![0; probes.len()],
+            samples: vec![Vec::new(); probes.len()],
+        })
     }
 
-    /// Samples every queue's length, keeping the peaks.
-    pub fn sample(&mut self) -> Result<(), String> {
-        let (probes, peaks) = (&self.probes, &mut self.peaks);
+    /// Samples every queue at `t_ns` after `t0`, keeping the peaks and
+    /// the series.
+    pub fn sample(&mut self, t_ns: u64) -> Result<(), String> {
+        let (probes, peaks, samples) = (&self.probes, &mut self.peaks, &mut self.samples);
         dump_each(&mut self.namespaces, |i, ifindex, qs| {
             if let Some(q) = find(qs, ifindex, probes[i].queue_handle) {
                 peaks[i] = peaks[i].max(u64::from(q.qlen));
+                samples[i].push(QueueSampleOut { t_ns, packets: q.qlen, bytes: q.backlog, drops: q.drops });
             }
         })
     }
@@ -65,11 +74,12 @@ impl LinkProber {
         let mut out: Vec<LinkOut> =
             self.probes.iter().map(|p| LinkOut { id: p.id.clone(), ..LinkOut::default() }).collect();
         let mut errors = Vec::new();
-        let (probes, peaks) = (&self.probes, &self.peaks);
+        let (probes, peaks, samples) = (&self.probes, &self.peaks, &mut self.samples);
         let r = dump_each(&mut self.namespaces, |i, ifindex, qs| {
             let p = &probes[i];
             let o = &mut out[i];
             o.peak_queue_packets = peaks[i];
+            o.queue_samples = std::mem::take(&mut samples[i]);
             match find(qs, ifindex, p.root_handle) {
                 Some(q) => {
                     o.tx_bytes = q.bytes;

@@ -1,7 +1,7 @@
 //! The periodic sampler: every `interval` on an absolute grid (`t0 +
 //! k·interval`, so that sampling work never shifts later samples), one
-//! `TCP_INFO` row per flow with an open client socket and one queue-length
-//! sample per link probe.
+//! `TCP_INFO` row per flow with an open client socket and one queue
+//! sample (length, backlog, drops) per link probe.
 
 use crate::flows::{lock, Scenario};
 use crate::links::LinkProber;
@@ -22,7 +22,7 @@ pub fn run(sc: &Scenario, prober: &Mutex<LinkProber>, interval_ns: u64, end_ns: 
             f.sample(&sc.epoch);
         }
         if links_ok {
-            if let Err(e) = lock(prober).sample() {
+            if let Err(e) = lock(prober).sample(t) {
                 sc.errors.push(format!("queue sampling at {t} ns: {e}"));
                 links_ok = false;
             }

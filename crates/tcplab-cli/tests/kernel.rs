@@ -119,6 +119,43 @@ fn test_kernel_traces_have_the_models_columns() {
     assert!((rate / expect - 1.0).abs() < 0.05, "pacing rate {rate} B/s, 1.2 cwnd/srtt {expect}: {last:?}");
 }
 
+/// `(first time with drops, most packets waiting)` of a queue trace CSV.
+fn first_drop_and_peak(csv: &str) -> (f64, u64) {
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("time_s,packets,bytes,drops"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let first_drop = rows.iter().find(|r| r[3] != "0").map(|r| r[0].parse().unwrap()).expect("a drop");
+    let peak = rows.iter().map(|r| r[1].parse::<u64>().unwrap()).max().unwrap();
+    (first_drop, peak)
+}
+
+#[test]
+fn test_kernel_queue_traces_show_the_first_overflow_where_the_model_does() {
+    if !kernel_available() {
+        return;
+    }
+    // The 50 KB queue holds 33 packets of 1,500 bytes; CUBIC leaves slow
+    // start on HyStart and first overflows it in congestion avoidance, at
+    // 0.430 s in the model and 0.447 s on Linux 6.12 (2026-12-02).
+    let dir = Scratch::new("kernel-queue-trace");
+    let f = write(&dir, "d.toml", DUMBBELL);
+    let mut seen = Vec::new();
+    for backend in ["model", "linux"] {
+        let out = dir.path(&format!("trace-{backend}"));
+        let set = ["--set", "run.duration=0.6s", "--set", "run.trace_interval=1ms"];
+        assert_ok(&tcplab(&[&["run", &f, "--backend", backend, "--trace", &out][..], &set[..]].concat()));
+        let csv = std::fs::read_to_string(Path::new(&out).join("queue-bottleneck-sw-receiver.csv")).unwrap();
+        let (first_drop, peak) = first_drop_and_peak(&csv);
+        assert_eq!(peak, 33, "{backend}: most packets waiting");
+        assert!((0.3..0.55).contains(&first_drop), "{backend}: first drop at {first_drop} s");
+        seen.push(first_drop);
+        // The access link's queue never fills.
+        let access = std::fs::read_to_string(Path::new(&out).join("queue-access-sender-sw.csv")).unwrap();
+        assert!(access.lines().skip(1).all(|l| l.ends_with(",0")), "{backend}: access drops:\n{access}");
+    }
+    assert!((seen[0] - seen[1]).abs() < 0.03, "first drop: model {} s, linux {} s", seen[0], seen[1]);
+}
+
 #[test]
 fn test_kernel_fq_credit_pacing_spreads_a_slow_start_round_and_the_train_ends_it_where_the_model_does() {
     // fq's pre-4.20 pacing (tcp_output.edt=0) on the seed-003 path with a

@@ -11,11 +11,13 @@
 //! `cached_metrics` is not read back from the kernel (`None`);
 //! `peak_queue_packets` is the largest sampled queue length.
 
-use tcplab_agent::job::{FlowOut, GuestResult, RunOut, TcpInfoOut, TraceOut};
+use tcplab_agent::job::{FlowOut, GuestResult, QueueSampleOut, RunOut, TcpInfoOut, TraceOut};
 use tcplab_core::time::Duration;
 use tcplab_core::{CaState, Counters, Mib, TcpInfo};
 use tcplab_sim::config::{AppConfig, SimConfig};
-use tcplab_sim::result::{FlowResult, LatencyHistogram, LinkResult, RpcStats, RunResult, RunSummary, TraceRow};
+use tcplab_sim::result::{
+    FlowResult, LatencyHistogram, LinkResult, QueueSample, RpcStats, RunResult, RunSummary, TraceRow,
+};
 
 /// Builds the run's result from the guest's.
 pub fn collect(cfg: &SimConfig, g: &GuestResult) -> RunResult {
@@ -77,10 +79,27 @@ pub fn collect(cfg: &SimConfig, g: &GuestResult) -> RunResult {
                 ce_marks: l.ce_marks,
                 peak_queue_packets: l.peak_queue_packets,
                 throttled: 0,
+                queue_trace: if cfg.trace_interval.is_some() { queue_trace(&l.queue_samples) } else { Vec::new() },
             }
         })
         .collect();
     RunResult { sim_time: duration, events: 0, flows, links, counters: total, data_segments }
+}
+
+/// The agent's queue samples as the model keeps them: a step series
+/// ([`QueueSample::push_if_changed`]).
+fn queue_trace(samples: &[QueueSampleOut]) -> Vec<QueueSample> {
+    let mut series = Vec::new();
+    for s in samples {
+        let q = QueueSample {
+            time: Duration::from_nanos(s.t_ns),
+            packets: s.packets,
+            bytes: u64::from(s.bytes),
+            drops: u64::from(s.drops),
+        };
+        QueueSample::push_if_changed(&mut series, q);
+    }
+    series
 }
 
 /// Whether the direction `"<link>:<from>-><to>"` has a policer.

@@ -26,7 +26,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use tcplab_core::time::Instant;
 use tcplab_sim::config::{AppConfig, NodeKind, SimConfig};
-use tcplab_sim::result::{RunResult, TraceRow};
+use tcplab_sim::result::{QueueSample, RunResult, TraceRow};
 use tcplab_sim::{PacketTap, Sim};
 
 /// What one run produced, with its wall-clock time.
@@ -208,44 +208,86 @@ pub fn trace_line(r: &TraceRow) -> String {
     )
 }
 
-/// Per-flow trace files `<DIR>/<flow-id>.csv`, opened before the run.
+/// The header of every queue trace CSV file.
+pub const QUEUE_TRACE_HEADER: &str = "time_s,packets,bytes,drops";
+
+/// One CSV line of a queue sample (without the newline).
+pub fn queue_trace_line(q: &QueueSample) -> String {
+    let ns = q.time.as_nanos();
+    format!("{}.{:09},{},{},{}", ns / 1_000_000_000, ns % 1_000_000_000, q.packets, q.bytes, q.drops)
+}
+
+/// Trace files, opened before the run: `<DIR>/<flow-id>.csv` per flow
+/// (the sender's state) and `<DIR>/queue-<link>-<from>-<to>.csv` per link
+/// direction (its queue on the trace grid, a row whenever it changed).
 pub struct TraceSink {
     pub dir: PathBuf,
-    files: Vec<(String, PathBuf, File)>,
+    files: Vec<(TraceOf, PathBuf, File)>,
+}
+
+/// What one trace file holds.
+enum TraceOf {
+    /// The flow of this id.
+    Flow(String),
+    /// The link direction of this id (`"<link>:<from>-><to>"`).
+    Queue(String),
 }
 
 impl TraceSink {
-    /// Creates `dir` (and parents) and one file per flow of `sc`, all
-    /// through `out`, so that a failed command removes them again. Errors
-    /// name the `--trace` argument and the path that failed.
+    /// Creates `dir` (and parents) and the files of `sc`'s flows and link
+    /// directions, all through `out`, so that a failed command removes
+    /// them again. Errors name the `--trace` argument and the path that
+    /// failed.
     pub fn create(out: &mut Outputs, dir: &Path, sc: &Scenario) -> Result<TraceSink> {
         let loc = format!("--trace {}", dir.display());
         out.dir("--trace", dir)?;
+        let flows = sc.sim.flows.iter().map(|f| (format!("{}.csv", f.id), TraceOf::Flow(f.id.clone())));
+        let node = |i: usize| sc.sim.nodes[i].name.as_str();
+        let queues = sc.sim.links.iter().flat_map(|l| {
+            [(l.a, l.b), (l.b, l.a)].map(|(from, to)| {
+                (
+                    format!("queue-{}-{}-{}.csv", l.name, node(from), node(to)),
+                    TraceOf::Queue(format!("{}:{}->{}", l.name, node(from), node(to))),
+                )
+            })
+        });
         let mut files = Vec::new();
-        for f in &sc.sim.flows {
-            let path = dir.join(format!("{}.csv", f.id));
+        for (name, of) in flows.chain(queues) {
+            let path = dir.join(name);
             out.track(&path);
             let file =
                 File::create(&path).map_err(|e| Error::at(&loc, format!("cannot write {}: {e}", path.display())))?;
-            files.push((f.id.clone(), path, file));
+            files.push((of, path, file));
         }
         Ok(TraceSink { dir: dir.to_path_buf(), files })
     }
 
-    /// The files, as `(flow id, path)`.
-    pub fn paths(&self) -> impl Iterator<Item = (&str, &Path)> {
-        self.files.iter().map(|(id, p, _)| (id.as_str(), p.as_path()))
+    /// The files' paths.
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.files.iter().map(|(_, p, _)| p.as_path())
     }
 
-    /// Writes every flow's trace rows of `result` to its file.
+    /// Writes every flow's trace rows and every link direction's queue
+    /// samples of `result` to their files.
     pub fn write(&mut self, result: &RunResult) -> Result<()> {
-        for (id, path, file) in &mut self.files {
-            let rows: &[TraceRow] = result.flows.iter().find(|f| f.id == *id).map_or(&[], |f| &f.trace);
+        for (of, path, file) in &mut self.files {
             let mut w = BufWriter::new(&mut *file);
             let io = (|| -> std::io::Result<()> {
-                writeln!(w, "{TRACE_HEADER}")?;
-                for r in rows {
-                    writeln!(w, "{}", trace_line(r))?;
+                match of {
+                    TraceOf::Flow(id) => {
+                        writeln!(w, "{TRACE_HEADER}")?;
+                        let rows = result.flows.iter().find(|f| f.id == *id).map_or(&[][..], |f| &f.trace);
+                        for r in rows {
+                            writeln!(w, "{}", trace_line(r))?;
+                        }
+                    }
+                    TraceOf::Queue(id) => {
+                        writeln!(w, "{QUEUE_TRACE_HEADER}")?;
+                        let rows = result.links.iter().find(|l| l.id == *id).map_or(&[][..], |l| &l.queue_trace);
+                        for q in rows {
+                            writeln!(w, "{}", queue_trace_line(q))?;
+                        }
+                    }
                 }
                 w.flush()
             })();

@@ -55,7 +55,7 @@ pub use delay::MAX_WALK_STEPS;
 pub use fq::{ETH_HLEN, TCP_LIMIT_OUTPUT_BYTES_V4};
 pub use host::{client_port, client_ports, MAX_CONNECTIONS_PER_HOST, MAX_FLOWS, SERVER_PORT};
 pub use packet::{PacketEvent, PacketEventKind};
-pub use result::RunResult;
+pub use result::{QueueSample, RunResult};
 pub use routing::{dir_index, first_multipath, host_ip, next_hops_to, Reachability};
 pub use sim::{PacketTap, Sim};
 pub use validate::{ConfigError, FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MIN_MTU};

@@ -155,6 +155,31 @@ pub struct TraceRow {
     pub dctcp_alpha: Option<u32>,
 }
 
+/// One sample of a link direction's queue, taken on the trace grid
+/// (`k · trace_interval`). Kept only when it differs from the direction's
+/// previous sample (a step series: an idle queue costs one row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueSample {
+    /// Time since the start of the run.
+    pub time: Duration,
+    /// Packets waiting (not the one being serialized).
+    pub packets: u32,
+    /// Bytes waiting (IP bytes; Ethernet frames under fq, as fq counts).
+    pub bytes: u64,
+    /// Drops of the queue so far.
+    pub drops: u64,
+}
+
+impl QueueSample {
+    /// Appends `s` to a step series unless it repeats the last sample.
+    pub fn push_if_changed(series: &mut Vec<QueueSample>, s: QueueSample) {
+        let same = series.last().is_some_and(|l| (l.packets, l.bytes, l.drops) == (s.packets, s.bytes, s.drops));
+        if !same {
+            series.push(s);
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkResult {
     /// `"<link name>:<from node>-><to node>"`
@@ -176,4 +201,7 @@ pub struct LinkResult {
     /// `stat_throttled`, [`FqPacing::Credit`](crate::config::FqPacing)
     /// only), else 0.
     pub throttled: u64,
+    /// The queue over time, when the run traces (`trace_interval`): see
+    /// [`QueueSample`].
+    pub queue_trace: Vec<QueueSample>,
 }

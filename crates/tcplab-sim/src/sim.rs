@@ -56,6 +56,7 @@ use crate::link::{DirRandom, LinkDir};
 use crate::packet::{Packet, PacketArena, PacketEvent, PacketEventKind, PacketId};
 use crate::queue::Admit;
 use crate::ready::ReadyLinks;
+use crate::result::QueueSample;
 use crate::rng::{Component, Pcg32};
 use crate::routing::{host_ip, FlowKey, Router};
 use crate::trace::TraceSampler;
@@ -87,6 +88,8 @@ pub(crate) enum Event {
     PaceWake(u32),
     /// The fq qdisc of a direction may have a throttled flow due.
     Watchdog(u32),
+    /// Time to sample every queue (tracing only).
+    QueueSample,
 }
 
 /// One flow's runtime state.
@@ -246,6 +249,9 @@ pub struct Sim {
     /// serving the queues; tests bound it).
     pub(crate) ready_served: u64,
     tap: Option<PacketTap>,
+    /// With tracing: the trace interval (ns) and each direction's queue
+    /// samples so far.
+    pub(crate) queue_trace: Option<(u64, Vec<Vec<QueueSample>>)>,
     /// Names for the result.
     pub(crate) node_names: Vec<String>,
     pub(crate) link_names: Vec<String>,
@@ -381,6 +387,10 @@ impl Sim {
                 events.push(Instant::ZERO + stop, Event::AppStop { flow: f as u32, run: 0 });
             }
         }
+        let queue_trace = cfg.trace_interval.map(|i| (i.as_nanos().max(1), vec![Vec::new(); dirs.len()]));
+        if let Some((i, _)) = &queue_trace {
+            events.push(Instant::from_nanos(*i), Event::QueueSample);
+        }
         let mut sim = Sim {
             now: Instant::ZERO,
             duration: cfg.duration,
@@ -397,6 +407,7 @@ impl Sim {
             ready_links: ReadyLinks::new(total_conns),
             ready_served: 0,
             tap: None,
+            queue_trace,
             node_names: cfg.nodes.iter().map(|n| n.name.clone()).collect(),
             link_names: cfg.links.iter().map(|l| l.name.clone()).collect(),
             flow_ids: cfg.flows.iter().map(|f| f.id.clone()).collect(),
@@ -445,6 +456,26 @@ impl Sim {
         })
     }
 
+    /// Samples every direction's queue on the trace grid (as the kernel
+    /// backend's agent samples its qdiscs) and schedules the next sample
+    /// while inside the run.
+    fn sample_queues(&mut self) {
+        let Some((interval, series)) = self.queue_trace.as_mut() else { return };
+        let time = Duration::from_nanos(self.now.as_nanos());
+        for (d, dir) in self.dirs.iter().enumerate() {
+            let (packets, bytes, drops) = match dir.fq.as_deref() {
+                Some(q) => (q.len(), q.bytes(), q.drops),
+                None => (dir.queue.len(), dir.queue.bytes(), dir.queue.drops),
+            };
+            let s = QueueSample { time, packets: packets as u32, bytes, drops };
+            QueueSample::push_if_changed(&mut series[d], s);
+        }
+        let next = self.now.as_nanos().saturating_add(*interval);
+        if next < self.duration.as_nanos() {
+            self.events.push(Instant::from_nanos(next), Event::QueueSample);
+        }
+    }
+
     /// Installs an observer called for every [`PacketEvent`]. Without one,
     /// the hot path pays a single branch per observation point.
     pub fn set_packet_tap(&mut self, tap: PacketTap) {
@@ -489,6 +520,10 @@ impl Sim {
                     true
                 }
                 Event::Watchdog(d) => self.on_watchdog(d as usize, t),
+                Event::QueueSample => {
+                    self.sample_queues();
+                    false
+                }
             };
             self.processed += counted as u64;
         }

@@ -169,6 +169,7 @@ impl Sim {
                     ce_marks,
                     peak_queue_packets: peak,
                     throttled,
+                    queue_trace: self.queue_trace.as_ref().map_or_else(Vec::new, |(_, q)| q[d].clone()),
                 }
             })
             .collect();

@@ -141,6 +141,41 @@ fn test_queue_occupancy_reports_waiting_packets() {
     assert_eq!(sim.packets_in_flight(), 4);
 }
 
+#[test]
+fn test_queue_trace_samples_the_grid_as_a_step_series() {
+    // Ten packets at once into the 1 Mbit/s link (12 ms each) with a
+    // queue of 5: one on the wire, five waiting, four dropped; then one
+    // leaves every 12 ms. Sampled every 5 ms over 100 ms.
+    let mut cfg = bottleneck(queue(Limit::Packets(5)));
+    cfg.trace_interval = Some(Duration::from_millis(5));
+    cfg.duration = Duration::from_millis(100);
+    let mut sim = Sim::new(&cfg).unwrap();
+    for i in 0..10 {
+        sim.inject_raw(0, true, data_seg(i, 1460, Ecn::NotEct));
+    }
+    sim.run_to_end();
+    let r = sim.result();
+    let rows: Vec<(u64, u32, u64, u64)> =
+        r.links[2].queue_trace.iter().map(|q| (q.time.as_millis(), q.packets, q.bytes, q.drops)).collect();
+    // The first packet reaches s after 12 µs on the fast link, so the
+    // slow link's departures (the next packet enters service) are at
+    // 12.012, 24.012, ... 60.012 ms: waiting 5 until then, 4, 3, 2, 1,
+    // and 0 from 60.012 ms on, first seen at 65 ms. A row only where the
+    // sample changed.
+    assert_eq!(
+        rows,
+        [(5, 5, 7500, 4), (15, 4, 6000, 4), (25, 3, 4500, 4), (40, 2, 3000, 4), (50, 1, 1500, 4), (65, 0, 0, 4)]
+    );
+    // The untouched reverse direction: one row of zeros at the first sample.
+    assert_eq!(r.links[3].queue_trace.len(), 1);
+    assert_eq!((r.links[3].queue_trace[0].packets, r.links[3].queue_trace[0].drops), (0, 0));
+    // Without tracing, no samples.
+    cfg.trace_interval = None;
+    let mut sim = Sim::new(&cfg).unwrap();
+    sim.run_to_end();
+    assert!(sim.result().links.iter().all(|l| l.queue_trace.is_empty()));
+}
+
 // ---- ECN ----------------------------------------------------------------
 
 #[test]

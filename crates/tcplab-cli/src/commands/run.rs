@@ -25,7 +25,9 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     json: bool,
     /// Write one CSV per flow to DIR/<flow-id>.csv
-    /// (time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered,pacing_rate). DIR is created.
+    /// (time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered,pacing_rate,dctcp_alpha) and one
+    /// per link direction to DIR/queue-<link>-<from>-<to>.csv (time_s,packets,bytes,drops). DIR is
+    /// created.
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
     /// Write plots (PNG and SVG) to DIR: cwnd/ssthresh/inflight per flow with ca_state
