@@ -7,6 +7,15 @@
 //! and whether the two intervals overlap. The kernel's runs are not
 //! repeatable bit for bit (netem and the kernel draw fresh randomness each
 //! boot), so distributions are compared, never single runs.
+//!
+//! The model's side runs with the kernel backend's receive path
+//! ([`KERNEL_RECEIVE_PATH`]) unless the user sets `rcv_truesize`: the
+//! guest's veths have no GRO, so each segment is an skb of its own, and the
+//! receive memory it is charged (`truesize`) sets the window's growth, how
+//! often a slow-starting receiver ACKs every segment (`tcp_grow_window`
+//! grants a quick ACK whenever the window grows) and with it the slow-start
+//! rounds, HyStart's exit and every drop-tail phase after it
+//! (docs/linux-differences.md).
 
 use crate::backend::Backend;
 use crate::batch::{FlowTrace, Progress};
@@ -50,6 +59,20 @@ pub fn default_metrics(sc: &crate::Scenario) -> Vec<String> {
     m
 }
 
+/// The kernel backend's receive path in the model's terms: one skb per
+/// segment, as on a veth without GRO (`RcvTruesize::PerSegment`).
+pub const KERNEL_RECEIVE_PATH: &str = "flow.*.tcp_receiver.rcv_truesize=per-segment";
+
+/// The settings the model's side adds: [`KERNEL_RECEIVE_PATH`], unless
+/// `base` already sets a receive path.
+pub fn model_settings(base: &[Setting]) -> Vec<Setting> {
+    if base.iter().any(|s| s.key.ends_with("rcv_truesize")) {
+        return Vec::new();
+    }
+    let (key, value) = KERNEL_RECEIVE_PATH.split_once('=').expect("KEY=VALUE");
+    vec![Setting { key: key.into(), value: value.into() }]
+}
+
 /// What `diff` needs.
 pub struct DiffSpec {
     pub scenario: ScenarioText,
@@ -68,6 +91,9 @@ pub struct DiffSpec {
 /// The two backends' runs.
 pub struct Diff {
     pub comparison: Comparison,
+    /// What the model's side ran with besides the common settings
+    /// ([`model_settings`]), as `KEY=VALUE`.
+    pub model_settings: Vec<String>,
 }
 
 /// One metric's row.
@@ -94,23 +120,25 @@ impl DiffSpec {
         } else {
             self.metrics
         };
-        let arm = |name: &str, backend: Backend| ArmSpec {
+        let model_settings = model_settings(&self.base);
+        let arm = |name: &str, settings: Vec<Setting>, backend: Backend| ArmSpec {
             name: name.to_string(),
             flag: format!("--backend {name}"),
-            settings: Vec::new(),
+            settings,
             backend,
         };
+        let shown = model_settings.iter().map(Setting::text).collect();
         let spec = CompareSpec {
             scenario: self.scenario,
             base: self.base,
-            arms: vec![arm("model", self.model), arm("linux", self.linux)],
+            arms: vec![arm("model", model_settings, self.model), arm("linux", Vec::new(), self.linux)],
             runs: self.runs,
             metrics,
             jobs: self.jobs,
             keep_first: self.keep_first,
             max_runs: crate::batch::DEFAULT_MAX_RUNS,
         };
-        Ok(Diff { comparison: spec.prepare()?.run(progress)? })
+        Ok(Diff { comparison: spec.prepare()?.run(progress)?, model_settings: shown })
     }
 }
 
@@ -149,6 +177,13 @@ impl Diff {
         let c = &self.comparison;
         let mut s = String::new();
         let _ = writeln!(s, "diff {}: model vs linux, {} runs each (seeds 1..{})", c.scenario, c.runs, c.runs);
+        if !self.model_settings.is_empty() {
+            let _ = writeln!(
+                s,
+                "model side also: {} (the kernel backend's receive path: veth without GRO)",
+                self.model_settings.join(", ")
+            );
+        }
         let _ = writeln!(
             s,
             "{:<26} {:>28} {:>28} {:>9}  overlap",
@@ -180,12 +215,14 @@ impl Diff {
             scenario: &'a str,
             runs: u32,
             backends: [&'a str; 2],
+            model_settings: &'a [String],
             rows: Vec<Row>,
         }
         let j = J {
             scenario: &self.comparison.scenario,
             runs: self.comparison.runs,
             backends: ["model", "linux"],
+            model_settings: &self.model_settings,
             rows: self.rows(),
         };
         serde_json::to_string(&j).unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()))

@@ -214,8 +214,12 @@ impl SuiteResult {
              intervals still overlap (the seeds do not establish a difference) and **differs** when they do \
              not. Kernel runs with random elements (loss, jitter) draw fresh randomness each boot; without \
              any (fixed delays) every seed gives the same run on either backend, and the interval is a point. \
-             The differences and their mechanisms are in docs/linux-differences.md.\n",
-            self.runs
+             As in every `tcplab diff`, the model's side runs with the kernel backend's receive path, \
+             `{}` (the guest's veths have no GRO: an skb per segment), unless an entry sets \
+             `rcv_truesize` itself. The differences and their mechanisms are in \
+             docs/linux-differences.md.\n",
+            self.runs,
+            crate::diff::KERNEL_RECEIVE_PATH
         );
         match scope {
             Scope::Only(_) => {
