@@ -119,6 +119,18 @@ fn test_kernel_traces_have_the_models_columns() {
     assert!((rate / expect - 1.0).abs() < 0.05, "pacing rate {rate} B/s, 1.2 cwnd/srtt {expect}: {last:?}");
 }
 
+/// Runs scenario file `f` on `backend` with `--set` for each of `set` and
+/// `--trace`; returns the trace directory.
+fn traced_run(dir: &Scratch, f: &str, backend: &str, set: &[&str]) -> String {
+    let out = dir.path(&format!("trace-{backend}"));
+    let mut args = vec!["run", f, "--backend", backend, "--trace", &out];
+    for kv in set {
+        args.extend(["--set", kv]);
+    }
+    assert_ok(&tcplab(&args));
+    out
+}
+
 #[test]
 fn test_kernel_handshake_rtt_is_the_paths_from_the_first_packet() {
     if !kernel_available() {
@@ -132,10 +144,8 @@ fn test_kernel_handshake_rtt_is_the_paths_from_the_first_packet() {
     let f = write(&dir, "d.toml", DUMBBELL);
     let mut srtt = Vec::new();
     for backend in ["model", "linux"] {
-        let out = dir.path(&format!("trace-{backend}"));
-        let set =
-            ["--set", "run.duration=0.1s", "--set", "run.trace_interval=100us", "--set", "link.access.delay=10us"];
-        assert_ok(&tcplab(&[&["run", &f, "--backend", backend, "--trace", &out][..], &set[..]].concat()));
+        let set = ["run.duration=0.1s", "run.trace_interval=100us", "link.access.delay=10us"];
+        let out = traced_run(&dir, &f, backend, &set);
         let csv = std::fs::read_to_string(Path::new(&out).join("bulk.csv")).unwrap();
         let first: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
         srtt.push(first[3].parse::<f64>().unwrap());
@@ -166,9 +176,7 @@ fn test_kernel_queue_traces_show_the_first_overflow_where_the_model_does() {
     let f = write(&dir, "d.toml", DUMBBELL);
     let mut seen = Vec::new();
     for backend in ["model", "linux"] {
-        let out = dir.path(&format!("trace-{backend}"));
-        let set = ["--set", "run.duration=0.6s", "--set", "run.trace_interval=1ms"];
-        assert_ok(&tcplab(&[&["run", &f, "--backend", backend, "--trace", &out][..], &set[..]].concat()));
+        let out = traced_run(&dir, &f, backend, &["run.duration=0.6s", "run.trace_interval=1ms"]);
         let csv = std::fs::read_to_string(Path::new(&out).join("queue-bottleneck-sw-receiver.csv")).unwrap();
         let (first_drop, peak) = first_drop_and_peak(&csv);
         assert_eq!(peak, 33, "{backend}: most packets waiting");
