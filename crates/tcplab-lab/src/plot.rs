@@ -29,7 +29,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 use tcplab_core::time::Duration;
 use tcplab_core::CaState;
-use tcplab_sim::result::TraceRow;
+use tcplab_sim::result::{LinkResult, QueueSample, TraceRow};
 
 /// Size of every chart, pixels.
 pub const SIZE: (u32, u32) = (960, 540);
@@ -589,6 +589,53 @@ pub fn run_charts(traces: &[FlowTrace], sim_s: f64, stem_prefix: &str, title_pre
     v
 }
 
+/// The step series of one field of a queue trace (rows only where it
+/// changed), held to `end_s`.
+fn queue_steps(rows: &[QueueSample], end_s: f64, field: impl Fn(&QueueSample) -> f64) -> Vec<(f64, f64)> {
+    let mut points = Vec::with_capacity(2 * rows.len() + 1);
+    for q in rows {
+        let t = q.time.as_secs_f64();
+        if let Some(&(_, prev)) = points.last() {
+            points.push((t, prev));
+        }
+        points.push((t, field(q)));
+    }
+    if let Some(&(t, last)) = points.last() {
+        if end_s > t {
+            points.push((end_s, last));
+        }
+    }
+    points
+}
+
+/// `queue-LINK-FROM-TO`: packets waiting and drops so far, for every link
+/// direction whose queue ever held a packet (from the run's queue traces).
+pub fn queue_charts(links: &[LinkResult], sim_s: f64) -> Vec<(String, Chart)> {
+    links
+        .iter()
+        .filter(|l| l.queue_trace.iter().any(|q| q.packets > 0 || q.drops > 0))
+        .map(|l| {
+            let stem = format!("queue-{}", file_stem(&l.id.replace(':', "-").replace("->", "-")));
+            let chart = Chart::Lines {
+                title: format!("link {}: queue", l.id),
+                x_desc: "time (s)".into(),
+                y_desc: "packets".into(),
+                series: vec![
+                    Series {
+                        name: "waiting".into(),
+                        points: queue_steps(&l.queue_trace, sim_s, |q| f64::from(q.packets)),
+                    },
+                    Series {
+                        name: "dropped so far".into(),
+                        points: queue_steps(&l.queue_trace, sim_s, |q| q.drops as f64),
+                    },
+                ],
+            };
+            (stem, chart)
+        })
+        .collect()
+}
+
 /// The charts of a comparison: a distribution per metric, the first run
 /// of every arm, and RPC latency CDFs when there are RPC flows.
 pub fn compare_charts(cmp: &Comparison) -> Vec<(String, Chart)> {
@@ -746,6 +793,37 @@ mod tests {
         assert!(log_ticks(0.0, 10.0).is_empty());
         assert_eq!(format_tick(0.05), "0.05");
         assert_eq!(format_tick(2000.0), "2000");
+    }
+
+    #[test]
+    fn test_queue_charts_draw_steps_for_queues_that_held_packets() {
+        let q = |ms: u64, packets: u32, drops: u64| QueueSample {
+            time: Duration::from_millis(ms),
+            packets,
+            bytes: u64::from(packets) * 1500,
+            drops,
+        };
+        let link = |id: &str, queue_trace: Vec<QueueSample>| LinkResult {
+            id: id.into(),
+            utilization: 0.0,
+            tx_packets: 0,
+            tx_bytes: 0,
+            drops: 0,
+            loss_drops: 0,
+            police_drops: 0,
+            ce_marks: 0,
+            peak_queue_packets: 0,
+            throttled: 0,
+            queue_trace,
+        };
+        let links = [link("b:sw->rx", vec![q(10, 3, 0), q(30, 5, 2)]), link("b:rx->sw", vec![q(10, 0, 0)])];
+        let charts = queue_charts(&links, 0.05);
+        assert_eq!(charts.len(), 1, "the idle direction has no chart");
+        assert_eq!(charts[0].0, "queue-b-sw-rx");
+        let Chart::Lines { series, .. } = &charts[0].1 else { panic!("a line chart") };
+        assert_eq!(series[0].points, [(0.01, 3.0), (0.03, 3.0), (0.03, 5.0), (0.05, 5.0)]);
+        assert_eq!(series[1].points, [(0.01, 0.0), (0.03, 0.0), (0.03, 2.0), (0.05, 2.0)]);
+        assert!(charts[0].1.to_svg().unwrap().contains("waiting"));
     }
 
     #[test]

@@ -31,7 +31,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
     /// Write plots (PNG and SVG) to DIR: cwnd/ssthresh/inflight per flow with ca_state
-    /// shaded (cwnd-FLOW), goodput over time (goodput). DIR is created.
+    /// shaded (cwnd-FLOW), goodput over time (goodput), and packets waiting and dropped per
+    /// link direction whose queue ever held a packet (queue-LINK-FROM-TO). DIR is created.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
     /// Write a pcap file per link end to DIR/LINK@NODE.pcap (raw IPv4, nanosecond
@@ -143,7 +144,9 @@ pub(crate) fn run_on(a: &RunArgs, sc: &tcplab_lab::Scenario, backend: Backend) -
     }
     if let Some(dir) = &plot_dir {
         let traces = FlowTrace::all(&outcome.result);
-        let charts = plot::run_charts(&traces, outcome.result.sim_time.as_secs_f64(), "", "");
+        let sim_s = outcome.result.sim_time.as_secs_f64();
+        let mut charts = plot::run_charts(&traces, sim_s, "", "");
+        charts.extend(plot::queue_charts(&outcome.result.links, sim_s));
         let n = plot::write_all(&mut out, dir, &charts)?;
         eprintln!("tcplab: wrote {n} plot(s) (PNG and SVG) to {}", dir.display());
     }
