@@ -69,8 +69,7 @@ pub fn model_settings(base: &[Setting]) -> Vec<Setting> {
     if base.iter().any(|s| s.key.ends_with("rcv_truesize")) {
         return Vec::new();
     }
-    let (key, value) = KERNEL_RECEIVE_PATH.split_once('=').expect("KEY=VALUE");
-    vec![Setting { key: key.into(), value: value.into() }]
+    vec![crate::overrides::parse_one("diff", KERNEL_RECEIVE_PATH).expect("KERNEL_RECEIVE_PATH is KEY=VALUE")]
 }
 
 /// What `diff` needs.

@@ -615,7 +615,7 @@ pub fn queue_charts(links: &[LinkResult], sim_s: f64) -> Vec<(String, Chart)> {
         .iter()
         .filter(|l| l.queue_trace.iter().any(|q| q.packets > 0 || q.drops > 0))
         .map(|l| {
-            let stem = format!("queue-{}", file_stem(&l.id.replace(':', "-").replace("->", "-")));
+            let stem = file_stem(&crate::runner::queue_stem(&l.id));
             let chart = Chart::Lines {
                 title: format!("link {}: queue", l.id),
                 x_desc: "time (s)".into(),

@@ -24,7 +24,7 @@ use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use tcplab_core::time::Instant;
+use tcplab_core::time::{Duration, Instant};
 use tcplab_sim::config::{AppConfig, NodeKind, SimConfig};
 use tcplab_sim::result::{QueueSample, RunResult, TraceRow};
 use tcplab_sim::{PacketTap, Sim};
@@ -189,14 +189,17 @@ pub fn wall_estimate(sc: &Scenario) -> std::time::Duration {
 /// The header of every trace CSV file.
 pub const TRACE_HEADER: &str = "time_s,cwnd,ssthresh,srtt_us,inflight,ca_state,delivered,pacing_rate,dctcp_alpha";
 
-/// One CSV line of a trace row (without the newline). Time is printed
-/// exactly, from integer nanoseconds.
+/// Seconds, printed exactly from integer nanoseconds (`S.NNNNNNNNN`).
+fn seconds(d: Duration) -> String {
+    let ns = d.as_nanos();
+    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
+/// One CSV line of a trace row (without the newline).
 pub fn trace_line(r: &TraceRow) -> String {
-    let ns = r.time.as_nanos();
     format!(
-        "{}.{:09},{},{},{},{},{},{},{},{}",
-        ns / 1_000_000_000,
-        ns % 1_000_000_000,
+        "{},{},{},{},{},{},{},{},{}",
+        seconds(r.time),
         r.cwnd,
         r.ssthresh,
         r.srtt_us,
@@ -213,8 +216,13 @@ pub const QUEUE_TRACE_HEADER: &str = "time_s,packets,bytes,drops";
 
 /// One CSV line of a queue sample (without the newline).
 pub fn queue_trace_line(q: &QueueSample) -> String {
-    let ns = q.time.as_nanos();
-    format!("{}.{:09},{},{},{}", ns / 1_000_000_000, ns % 1_000_000_000, q.packets, q.bytes, q.drops)
+    format!("{},{},{},{}", seconds(q.time), q.packets, q.bytes, q.drops)
+}
+
+/// The file stem of a link direction's queue trace and plot,
+/// `queue-<link>-<from>-<to>`, from its id `"<link>:<from>-><to>"`.
+pub fn queue_stem(id: &str) -> String {
+    format!("queue-{}", id.replace(':', "-").replace("->", "-"))
 }
 
 /// Trace files, opened before the run: `<DIR>/<flow-id>.csv` per flow
@@ -245,10 +253,8 @@ impl TraceSink {
         let node = |i: usize| sc.sim.nodes[i].name.as_str();
         let queues = sc.sim.links.iter().flat_map(|l| {
             [(l.a, l.b), (l.b, l.a)].map(|(from, to)| {
-                (
-                    format!("queue-{}-{}-{}.csv", l.name, node(from), node(to)),
-                    TraceOf::Queue(format!("{}:{}->{}", l.name, node(from), node(to))),
-                )
+                let id = format!("{}:{}->{}", l.name, node(from), node(to));
+                (format!("{}.csv", queue_stem(&id)), TraceOf::Queue(id))
             })
         });
         let mut files = Vec::new();

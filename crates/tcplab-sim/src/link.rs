@@ -143,6 +143,16 @@ impl LinkDir {
         }
     }
 
+    /// Packets and bytes waiting (not the packet being serialized), and
+    /// the drops so far: of the fq qdisc on a host NIC with fq, else of
+    /// the drop-tail queue.
+    pub fn waiting(&self) -> (usize, u64, u64) {
+        match self.fq.as_deref() {
+            Some(q) => (q.len(), q.bytes(), q.drops),
+            None => (self.queue.len(), self.queue.bytes(), self.queue.drops),
+        }
+    }
+
     /// Busy time up to `now`, counting the part of a packet in service.
     pub fn busy_until(&self, now: Instant) -> u64 {
         match self.in_service {

@@ -450,9 +450,9 @@ impl Sim {
     /// being serialized; `None` if there is no such direction. For a host
     /// NIC with fq, the packets in the qdisc.
     pub fn queue_occupancy(&self, dir: usize) -> Option<(usize, u64)> {
-        self.dirs.get(dir).map(|d| match d.fq.as_deref() {
-            Some(q) => (q.len(), q.bytes()),
-            None => (d.queue.len(), d.queue.bytes()),
+        self.dirs.get(dir).map(|d| {
+            let (packets, bytes, _) = d.waiting();
+            (packets, bytes)
         })
     }
 
@@ -463,10 +463,7 @@ impl Sim {
         let Some((interval, series)) = self.queue_trace.as_mut() else { return };
         let time = Duration::from_nanos(self.now.as_nanos());
         for (d, dir) in self.dirs.iter().enumerate() {
-            let (packets, bytes, drops) = match dir.fq.as_deref() {
-                Some(q) => (q.len(), q.bytes(), q.drops),
-                None => (dir.queue.len(), dir.queue.bytes(), dir.queue.drops),
-            };
+            let (packets, bytes, drops) = dir.waiting();
             let s = QueueSample { time, packets: packets as u32, bytes, drops };
             QueueSample::push_if_changed(&mut series[d], s);
         }
