@@ -9,6 +9,7 @@ use crate::cc::cubic::{CubicParams, CubicVersion};
 use crate::cc::dctcp::{DctcpParams, DctcpVersion};
 use crate::cc::CcConfig;
 use crate::prr::PrrRule;
+pub use crate::timer_wheel::TimerWheel;
 
 /// How congestion control decides that cwnd, not the application or the
 /// pacing, limits the sender (`tcp_is_cwnd_limited`, include/net/tcp.h):
@@ -249,6 +250,8 @@ pub struct TcpConfig {
     pub tlp_rule: TlpRule,
     /// The TSval clock by era.
     pub ts_clock: TsClock,
+    /// The timer wheel that runs the `timer_list` timers, by era.
+    pub timer_wheel: TimerWheel,
     /// Floor of `tcp_cwnd_reduction`: 1 in mainline, 2 with Brakmo's
     /// "tcp: force cwnd at least 2 in tcp_cwnd_reduction".
     pub cwnd_reduction_floor: u32,
@@ -339,6 +342,7 @@ impl TcpConfig {
             prr_rule: PrrRule::Current,
             tlp_rule: TlpRule::Current,
             ts_clock: TsClock::Ms,
+            timer_wheel: TimerWheel::Wheel,
             cwnd_reduction_floor: 1,
             ack_on_cwr: true,
             dctcp_ack_on_ce_change: true,
@@ -361,6 +365,7 @@ impl TcpConfig {
                 c.prr_rule = PrrRule::V3_12;
                 c.tlp_rule = TlpRule::V3_10;
                 c.ts_clock = TsClock::Jiffies;
+                c.timer_wheel = TimerWheel::Cascade;
                 c.ack_on_cwr = false;
                 c.dctcp_ack_on_ce_change = false;
                 c.special_ack_keeps_delack = false;

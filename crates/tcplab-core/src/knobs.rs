@@ -30,7 +30,8 @@ use crate::cc::hystart::HystartVersion;
 use crate::cc::reno::RenoParams;
 use crate::cc::{CcConfig, CcEra};
 use crate::config::{
-    AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, RcvTruesize, TcpConfig, TlpRule, TsClock, HZ_VALUES, MIN_MTU,
+    AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, RcvTruesize, TcpConfig, TimerWheel, TlpRule, TsClock,
+    HZ_VALUES, MIN_MTU,
 };
 use crate::names::UnknownName;
 use crate::prr::PrrRule;

@@ -19,7 +19,8 @@
 //!   the kernel backend read.
 //! - [`counters`]: MIB counters under their nstat names.
 //! - [`flag`]: tcp_input.c's `FLAG_*` bits; [`metrics`]: tcp_metrics.c's
-//!   per-destination cache; [`time`]: virtual time, jiffies.
+//!   per-destination cache; [`time`]: virtual time, jiffies;
+//!   [`timer_wheel`]: on which tick a `timer_list` runs (kernel/time/timer.c).
 
 pub mod cc;
 pub mod config;
@@ -34,6 +35,7 @@ pub mod prr;
 pub mod rate;
 pub mod rtt;
 pub mod time;
+pub mod timer_wheel;
 
 pub use cc::{CaState, CongestionOps};
 pub use config::TcpConfig;

@@ -78,18 +78,41 @@ impl Instant {
     /// exercised five minutes into a run, as on a freshly booted kernel.
     #[inline]
     pub fn jiffies32(self, hz: u32) -> u32 {
+        self.jiffies64(hz) as u32
+    }
+
+    /// `jiffies` as a 64-bit kernel counts it: `INITIAL_JIFFIES` is the
+    /// 32-bit value widened (`(unsigned long)(unsigned int)(-300*HZ)`), so
+    /// the 64-bit counter never wraps. The timer wheel rounds these
+    /// (its buckets are aligned on them, not on the start of the run).
+    #[inline]
+    pub fn jiffies64(self, hz: u32) -> u64 {
         // Called on every segment in and out (`set_now`): the product fits
         // in u64 for the first 5 hours at HZ=1000, and then a u64 division
         // (a multiply by the reciprocal) replaces the u128 one (a
         // `__udivti3` call); same quotient either way. Past u64 the ticks
-        // wrap (only their low 32 bits are kept), unlike `mul_div`.
+        // wrap (only their low 32 bits matter to `jiffies32`).
         let ticks = match self.0.checked_mul(u64::from(hz)) {
             Some(p) => p / 1_000_000_000,
             None => (self.0 as u128 * hz as u128 / 1_000_000_000) as u64,
         };
-        let initial = (-300i64 * hz as i64) as u32;
-        initial.wrapping_add(ticks as u32)
+        initial_jiffies(hz).wrapping_add(ticks)
     }
+
+    /// The first instant at which [`jiffies64`](Self::jiffies64) reads `j`:
+    /// the tick on which a timer due at `j` runs (`MAX` past the clock's
+    /// range, the start of the run for a `j` before it).
+    #[inline]
+    pub fn at_jiffy(j: u64, hz: u32) -> Instant {
+        let ticks = j.saturating_sub(initial_jiffies(hz));
+        Instant(mul_div(ticks, 1_000_000_000, u64::from(hz), true))
+    }
+}
+
+/// `INITIAL_JIFFIES` on a 64-bit kernel (include/linux/jiffies.h).
+#[inline]
+const fn initial_jiffies(hz: u32) -> u64 {
+    (-300i64 * hz as i64) as u32 as u64
 }
 
 impl Duration {
@@ -223,5 +246,21 @@ mod tests {
         assert_eq!(Instant::ZERO.jiffies32(1000), (-300_000i64) as u32);
         assert_eq!(Instant::from_millis(300_000).jiffies32(1000), 0);
         assert_eq!(Instant::from_millis(300_004).jiffies32(250), 1);
+        assert_eq!(Instant::from_millis(300_004).jiffies64(250), 1 << 32 | 1, "the 64-bit counter does not wrap");
+    }
+
+    /// A tick's instant is the first nanosecond whose jiffies read it: at
+    /// HZ 300 a tick is 3,333,333.3 ns, so the third starts at 10 ms but
+    /// the first at 3,333,334 ns.
+    #[test]
+    fn test_at_jiffy_is_the_first_instant_of_the_tick() {
+        let j0 = Instant::ZERO.jiffies64(300);
+        assert_eq!(Instant::at_jiffy(j0, 300), Instant::ZERO);
+        assert_eq!(Instant::at_jiffy(j0 + 1, 300), Instant::from_nanos(3_333_334));
+        assert_eq!(Instant::at_jiffy(j0 + 3, 300), Instant::from_millis(10));
+        assert_eq!(Instant::from_nanos(3_333_333).jiffies64(300), j0);
+        assert_eq!(Instant::from_nanos(3_333_334).jiffies64(300), j0 + 1);
+        assert_eq!(Instant::at_jiffy(j0 - 5, 300), Instant::ZERO, "before the run: its start");
+        assert_eq!(Instant::at_jiffy(u64::MAX, 250), Instant::MAX);
     }
 }

@@ -61,7 +61,11 @@ fn test_syn_lost_is_retransmitted_after_1s() {
     assert!(p.drive_until(100, |p| p.client.state() == TcpState::Established));
     let syns: Vec<_> = p.log.iter().filter(|(_, s, g)| *s == Side::Client && g.flags.syn()).collect();
     assert_eq!(syns.len(), 2);
-    assert_eq!(syns[1].0, Instant::from_millis(1000));
+    // TCP_TIMEOUT_INIT is 250 jiffies, beyond level 0 of the timer wheel
+    // (kernel/time/timer.c calc_wheel_index): armed at jiffy 8 past a
+    // multiple of 64 (INITIAL_JIFFIES at HZ 250), it expires at 258, and
+    // level 1 runs it on the next multiple of 8 jiffies, 264: 1.024 s.
+    assert_eq!(syns[1].0, Instant::from_millis(1024));
     // Karn forbids a sequence RTT from the retransmitted SYN, but the
     // SYN-ACK echoes the retransmission's timestamp: RTT 10 ms, RTO 210 ms,
     // which is 52.5 jiffies at HZ=250: usecs_to_jiffies rounds up to 53,
@@ -173,11 +177,17 @@ fn test_tail_loss_recovered_by_rto_with_backoff() {
     assert!(rto_times.len() >= 3, "{rto_times:?}");
     // A tail loss probe went first (2·srtt + 2 ms after the burst).
     assert_eq!(p.client.counters().get(Mib::TcpExtTCPLossProbes), 1);
-    // Exponential backoff: each timeout waits twice as long as the last.
+    // Exponential backoff: each timeout waits twice as long as the last,
+    // 440 ms then 880 ms, rounded up by the timer wheel's level 1 to a
+    // multiple of 8 jiffies (INITIAL_JIFFIES is 8 past a multiple of 64 at
+    // HZ 250): the first RTO runs at 292 ms, jiffy 73, so the second
+    // expires at jiffy 8 + 73 + 110 = 191 (mod 64) and runs at 192, one
+    // jiffy later; the third expires at 8 + 184 + 220 = 412 and runs at 416.
+    assert_eq!(rto_times[0], Instant::from_millis(292));
     let gap1 = rto_times[1] - rto_times[0];
     let gap2 = rto_times[2] - rto_times[1];
-    assert_eq!(gap1, Duration::from_millis(440), "{rto_times:?}");
-    assert_eq!(gap2, Duration::from_millis(880), "{rto_times:?}");
+    assert_eq!(gap1, Duration::from_millis(440 + 4), "{rto_times:?}");
+    assert_eq!(gap2, Duration::from_millis(880 + 16), "{rto_times:?}");
     assert_eq!(p.server_read, 10 * 1448);
 }
 

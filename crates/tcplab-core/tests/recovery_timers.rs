@@ -8,9 +8,12 @@
 //!
 //! HZ 1000 keeps the arithmetic in milliseconds. The handshake's RTT is
 //! 10 ms, so srtt = 10 ms and the RTO 210 ms (srtt + rto_min); each SACK
-//! below adds an RTT sample from the 10 ms transmission. The model arms a
-//! timer `n` jiffies after the event itself, not after the jiffy it falls
-//! in, hence deadlines like 220.2 ms where Linux has jiffy 220.
+//! below adds an RTT sample from the 10 ms transmission. A timer armed
+//! `n` jiffies after an event mid-jiffy expires at that jiffy plus `n`, and
+//! the v3.x presets' cascading timer wheel runs it on that tick
+//! (crate::timer_wheel): jiffy 220 for a deadline of 220.2 ms. The current
+//! wheel runs it one jiffy later, or on the next multiple of 8 jiffies
+//! from 63 jiffies away.
 
 mod common;
 
@@ -36,11 +39,11 @@ fn three_out_one_sacked(cfg: TcpConfig, cached: Option<TcpMetrics>) -> Sender {
     s
 }
 
-/// The RTO's deadline as set when the loss probe pending at 10.2 ms (the
-/// window update re-armed it) went back to it: 210 jiffies from the
-/// head's transmission at 10 ms is 209.8 ms from 10.2 ms, rounded up to
-/// 210 jiffies.
-const RTO_FROM_HEAD: Instant = Instant::from_micros(220_200);
+/// When the RTO runs after the loss probe pending at 10.2 ms (the window
+/// update re-armed it) went back to it: 210 jiffies from the head's
+/// transmission at 10 ms is 209.8 ms from 10.2 ms, rounded up to 210
+/// jiffies: due at 220.2 ms, so jiffy 220 on the cascading wheel.
+const RTO_FROM_HEAD: Instant = Instant::from_millis(220);
 
 /// Retransmissions of segment 0 sent so far.
 fn head_retransmits(s: &Sender) -> usize {
@@ -67,17 +70,19 @@ fn test_early_retransmit_waits_a_quarter_rtt_then_retransmits_the_head() {
     let sacked_at = s.now;
     assert_eq!(s.c.ca_state(), CaState::Disorder);
     // srtt after the 0.2 ms SACK RTT: 10 − 10/8 + 0.2/8 = 8.775 ms; a
-    // quarter is 2.19 ms, 3 jiffies.
+    // quarter is 2.19 ms, 3 jiffies: jiffy 10 + 3, which the cascading
+    // wheel runs at 13 ms.
+    assert_eq!(sacked_at, Instant::from_micros(10_200));
     assert_eq!(head_retransmits(&s), 1, "only the original so far");
-    assert_eq!(s.c.poll_timeout(), Some(sacked_at + Duration::from_millis(3)));
-    advance(&mut s, sacked_at + Duration::from_micros(2_999));
-    assert_eq!(head_retransmits(&s), 1, "still waiting at 2.999 ms");
-    advance(&mut s, sacked_at + Duration::from_millis(3));
+    assert_eq!(s.c.poll_timeout(), Some(Instant::from_millis(13)));
+    advance(&mut s, Instant::from_micros(12_999));
+    assert_eq!(head_retransmits(&s), 1, "still waiting at 12.999 ms");
+    advance(&mut s, Instant::from_millis(13));
     assert_eq!(s.c.ca_state(), CaState::Recovery);
     assert_eq!(head_retransmits(&s), 2, "the head is retransmitted when the delay ends");
     assert_eq!(s.c.counters().get(Mib::TcpExtTCPSackRecovery), 1);
-    // The retransmission of the head restarts the RTO from now with
-    // icsk_rto: 8.775 ms + 200 ms rounded up, 209 jiffies.
+    // The retransmission of the head restarts the RTO from now (a tick)
+    // with icsk_rto: 8.775 ms + 200 ms rounded up, 209 jiffies.
     assert_eq!(s.c.info().rto_us, 209_000);
     assert_eq!(s.c.poll_timeout(), Some(s.now + Duration::from_millis(209)));
 }
@@ -86,19 +91,20 @@ fn test_early_retransmit_waits_a_quarter_rtt_then_retransmits_the_head() {
 fn test_an_ack_during_the_delay_takes_it_back_and_the_delay_restarts() {
     // 3.x tcp_ack turns a pending early retransmit back into the RTO; the
     // second SACK (segment 2) meets the same conditions (fackets_out 3 is
-    // not above 3) and pauses again from its own arrival. Its 1.3 ms RTT
-    // sample brings srtt to 8.775 − 8.775/8 + 1.3/8 = 7.84 ms: a quarter
-    // is 1.96 ms, 2 jiffies, and the 2 ms floor.
+    // not above 3) and pauses again from its own arrival. Its 2.3 ms RTT
+    // sample brings srtt to 8.775 − 8.775/8 + 2.3/8 = 7.97 ms: a quarter
+    // is 1.99 ms, 2 jiffies, and the 2 ms floor. The first delay would
+    // have ended at jiffy 13, the second at jiffy 12 + 2.
     let mut s = three_out_one_sacked(v312(3), None);
     let first = s.now;
-    advance(&mut s, first + Duration::from_millis(1));
+    advance(&mut s, first + Duration::from_millis(2));
     s.ack(0, &[(1, 3)], None);
     let second = s.now;
-    assert_eq!(second, first + Duration::from_micros(1_100));
-    assert_eq!(s.c.poll_timeout(), Some(second + Duration::from_millis(2)));
-    advance(&mut s, first + Duration::from_millis(3));
+    assert_eq!(second, Instant::from_micros(12_300));
+    assert_eq!(s.c.poll_timeout(), Some(Instant::from_millis(14)));
+    advance(&mut s, Instant::from_millis(13));
     assert_eq!(head_retransmits(&s), 1, "the first delay's end passed without a retransmission");
-    advance(&mut s, second + Duration::from_millis(2));
+    advance(&mut s, Instant::from_millis(14));
     assert_eq!(head_retransmits(&s), 2);
     assert_eq!(s.c.ca_state(), CaState::Recovery);
 }
@@ -161,9 +167,11 @@ fn test_v3_loss_probe_waits_while_cwnd_allows_more_and_data_waits() {
         s.ack_window(1, &[], None, 15);
         let info = s.c.info();
         assert_eq!((info.snd_cwnd, info.unacked), (11, 9), "{rule:?}");
+        // The probe timeout (2·srtt + 2 ms) is a tenth of the RTO.
         let rto = Duration::from_micros(info.rto_us as u64);
         let due = s.c.poll_timeout().unwrap();
-        assert_eq!(due < s.now + rto, probe, "{rule:?}: next timer at {due:?}, RTO {rto:?} from {:?}", s.now);
+        let half_rto = Duration::from_nanos(rto.as_nanos() / 2);
+        assert_eq!(due < s.now + half_rto, probe, "{rule:?}: next timer at {due:?}, RTO {rto:?} from {:?}", s.now);
     }
 }
 
@@ -202,15 +210,18 @@ fn test_tsval_counts_jiffies_in_the_v3_presets_and_milliseconds_today() {
 
 #[test]
 fn test_a_loss_probe_timer_that_sends_nothing_rearms_the_rto_from_the_head() {
-    // Current TLP. Three segments out at 10 ms; the probe at 32 ms
-    // (2·srtt + 2 ms) retransmits segment 2 and opens the episode. An ACK
+    // Current TLP. Three segments out at 10 ms; the probe due at 32 ms
+    // (2·srtt + 2 ms), run by the timer wheel at 33 ms, retransmits
+    // segment 2 and opens the episode. An ACK
     // of segment 0 at 40 ms schedules the next probe; when it fires the
     // episode is still open, so nothing is sent (tcp_send_loss_probe's
     // rearm_timer) and the RTO is re-armed while icsk_pending is still the
     // probe's: from segment 1's transmission at 10 ms, not from now.
     let cfg = TcpConfig { hz: 1000, ..TcpConfig::linux_current() };
     let mut s = Sender::new(cfg, None, 3 * MSS as u64);
-    advance(&mut s, Instant::from_millis(32));
+    advance(&mut s, Instant::from_micros(32_999));
+    assert_eq!(s.c.counters().get(Mib::TcpExtTCPLossProbes), 0);
+    advance(&mut s, Instant::from_millis(33));
     assert_eq!(s.c.counters().get(Mib::TcpExtTCPLossProbes), 1);
     s.now = Instant::from_micros(39_900);
     s.ack(1, &[], None);
@@ -219,10 +230,9 @@ fn test_a_loss_probe_timer_that_sends_nothing_rearms_the_rto_from_the_head() {
     assert_eq!(s.c.counters().get(Mib::TcpExtTCPLossProbes), 1, "no second probe");
     let rto = Duration::from_micros(s.c.info().rto_us as u64);
     let due = s.c.poll_timeout().unwrap();
+    // Over 63 jiffies away: the wheel's level 1 runs it on the next
+    // multiple of 8 jiffies after its expiry.
     let from_head = Instant::from_millis(10) + rto;
-    assert!(
-        due >= from_head && due <= from_head + Duration::from_millis(1),
-        "RTO at {due:?}, head + RTO {from_head:?}"
-    );
+    assert!(due > from_head && due <= from_head + Duration::from_millis(8), "RTO at {due:?}, head + RTO {from_head:?}");
     assert!(due < s.now + rto, "not from now ({:?})", s.now);
 }

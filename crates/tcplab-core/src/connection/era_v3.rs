@@ -147,7 +147,7 @@ impl Connection {
         if self.timers.pending_at().is_none_or(|(_, icsk_timeout)| icsk_timeout <= at) {
             return false;
         }
-        self.timers.set_xmit(Timer::ReoTimeout, at);
+        self.reset_xmit_timer(Timer::ReoTimeout, at);
         true
     }
 

@@ -294,7 +294,7 @@ impl Connection {
         if self.unsent_bytes() > 0 && self.snd_wnd == 0 && self.scoreboard.packets_out == 0 {
             if !self.timers.is_set(super::Timer::Probe0) {
                 let when = self.rtt.rto_backed_off(self.icsk_backoff);
-                self.timers.set_xmit(super::Timer::Probe0, now + when);
+                self.reset_xmit_timer(super::Timer::Probe0, now + when);
             }
         } else {
             self.timers.stop(super::Timer::Probe0);
@@ -314,7 +314,7 @@ impl Connection {
             self.timers.stop(super::Timer::Retrans);
         } else {
             let rto = self.rto_now();
-            self.timers.set_xmit(super::Timer::Retrans, now + rto);
+            self.reset_xmit_timer(super::Timer::Retrans, now + rto);
         }
     }
 
@@ -329,7 +329,7 @@ impl Connection {
         let delta = self.rto_delta_us().max(1) as u32;
         // delta ≤ the RTO (≤ TCP_RTO_MAX), far below the clamp.
         let j = crate::rtt::usecs_to_jiffies(delta, self.cfg.hz);
-        self.timers.set_xmit(super::Timer::Retrans, now + crate::rtt::jiffies_to_duration(j, self.cfg.hz));
+        self.reset_xmit_timer(super::Timer::Retrans, now + crate::rtt::jiffies_to_duration(j, self.cfg.hz));
     }
 
     // ------------------------------------------------------------------

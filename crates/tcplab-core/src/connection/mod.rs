@@ -61,7 +61,7 @@ mod timer;
 mod undo;
 
 use crate::cc::{CaCtx, CaEvent, CaState, CcInfo, TCP_INFINITE_SSTHRESH};
-use crate::config::{AckEra, TcpConfig, TsClock};
+use crate::config::{AckEra, TcpConfig, TimerWheel, TsClock};
 use crate::counters::{Counters, Mib};
 use crate::metrics::TcpMetrics;
 use crate::minmax::MinRttFilter;
@@ -790,6 +790,22 @@ impl Connection {
     fn set_now(&mut self, now: Instant) {
         self.tp.now = now;
         self.tp.jiffies = now.jiffies32(self.cfg.hz);
+    }
+
+    /// `inet_csk_reset_xmit_timer`: arms the xmit timer `t` for `timeout`
+    /// (`icsk_timeout`, now plus a delay in jiffies); the timer wheel
+    /// decides on which tick it runs. `mod_timer` leaves a pending timer
+    /// where it is when its expiry jiffy does not change.
+    //= linux:v6.12:include/net/inet_connection_sock.h#inet_csk_reset_xmit_timer
+    fn reset_xmit_timer(&mut self, t: Timer, timeout: Instant) {
+        let (now, hz, wheel) = (self.tp.now, self.cfg.hz, self.cfg.timer_wheel);
+        let runs = match self.timers.pending_at() {
+            Some((p, armed_for)) if wheel == TimerWheel::Wheel && armed_for.jiffies64(hz) == timeout.jiffies64(hz) => {
+                self.timers.get(p).unwrap_or(timeout)
+            }
+            _ => wheel.fires_at(now, timeout, hz),
+        };
+        self.timers.set_xmit(t, timeout, runs);
     }
 
     /// TCP timestamp clock (`tcp_time_stamp_ts`: ms, or jiffies with the

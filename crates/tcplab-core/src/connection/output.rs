@@ -302,7 +302,7 @@ impl Connection {
             self.snd_nxt = self.iss + 1;
             self.tp.mib.inc(Mib::TcpOutSegs);
             let rto = self.rto_now();
-            self.timers.set_xmit(Timer::Retrans, now + rto);
+            self.reset_xmit_timer(Timer::Retrans, now + rto);
         }
         if server {
             self.rcv.on_ack_sent(seg.ack, 1, &mut self.timers, &mut self.tp.mib);
@@ -332,7 +332,7 @@ impl Connection {
                     // "Retransmission failed because of local congestion":
                     // retry after TCP_RESOURCE_PROBE_INTERVAL.
                     self.retransmit_failed(0);
-                    self.timers.set_xmit(Timer::Retrans, now + self.resource_probe_interval());
+                    self.reset_xmit_timer(Timer::Retrans, now + self.resource_probe_interval());
                     return None;
                 }
                 return Some(self.retransmit_skb(now, 0, None, 1));
@@ -521,7 +521,7 @@ impl Connection {
         }
         if idx == 0 && self.timers.pending() != Some(Timer::ReoTimeout) {
             let rto = self.rto_now();
-            self.timers.set_xmit(Timer::Retrans, now + rto);
+            self.reset_xmit_timer(Timer::Retrans, now + rto);
         }
         seg
     }
@@ -622,7 +622,7 @@ impl Connection {
         } else if self.scoreboard.packets_out == 0 && !self.sq.wq.is_empty() && !self.timers.is_set(Timer::Probe0) {
             // tcp_check_probe_timer: nothing in flight and data waiting.
             let when = self.rtt.rto_backed_off(self.icsk_backoff);
-            self.timers.set_xmit(Timer::Probe0, now + when);
+            self.reset_xmit_timer(Timer::Probe0, now + when);
         }
         sent
     }
@@ -927,16 +927,15 @@ impl Connection {
         if self.user_timeout_ms == 0 || self.undo.retrans_stamp == 0 {
             return;
         }
-        let Some(at) = self.timers.get(Timer::Retrans) else { return };
+        let Some((Timer::Retrans, at)) = self.timers.pending_at() else { return };
         let elapsed = self.ts_ms_since(self.undo.retrans_stamp);
         let remaining = self.user_timeout_ms as i64 - elapsed;
-        let clamp = if remaining <= 0 {
-            crate::rtt::jiffies_to_duration(1, self.cfg.hz)
-        } else {
-            crate::time::Duration::from_millis(remaining as u64)
-        };
+        let hz = self.cfg.hz;
+        let j =
+            if remaining <= 0 { 1 } else { crate::rtt::msecs_to_jiffies(remaining.min(u32::MAX as i64) as u32, hz) };
+        let clamp = crate::rtt::jiffies_to_duration(j, hz);
         if now + clamp < at {
-            self.timers.set_xmit(Timer::Retrans, now + clamp);
+            self.reset_xmit_timer(Timer::Retrans, now + clamp);
         }
     }
 
@@ -997,7 +996,7 @@ impl Connection {
             let remaining = limit.saturating_sub(elapsed).max(2); // TCP_TIMEOUT_MIN
             when = when.min(crate::rtt::jiffies_to_duration(remaining, self.cfg.hz));
         }
-        self.timers.set_xmit(Timer::Probe0, now + when);
+        self.reset_xmit_timer(Timer::Probe0, now + when);
     }
 
     /// `tcp_write_wakeup`: send what the window allows of the head skb, at

@@ -173,7 +173,7 @@ impl Connection {
             // Capped by the RTO (≤ TCP_RTO_MAX) whether or not the clamp hit.
             let j = usecs_to_jiffies(timeout, self.cfg.hz) + usecs_to_jiffies(TCP_TIMEOUT_MIN_US, self.cfg.hz);
             let d = jiffies_to_duration(j, self.cfg.hz).min(self.rtt.rto());
-            self.timers.set_xmit(Timer::ReoTimeout, self.tp.now + d);
+            self.reset_xmit_timer(Timer::ReoTimeout, self.tp.now + d);
         }
         timeout > 0
     }
@@ -254,7 +254,7 @@ impl Connection {
             // rto_delta_us ≤ the RTO, far below the clamp.
             timeout = timeout.min(usecs_to_jiffies(rto_delta_us.min(u32::MAX as i64) as u32, hz));
         }
-        self.timers.set_xmit(Timer::LossProbe, self.tp.now + jiffies_to_duration(timeout, hz));
+        self.reset_xmit_timer(Timer::LossProbe, self.tp.now + jiffies_to_duration(timeout, hz));
         true
     }
 
@@ -290,7 +290,7 @@ impl Connection {
         if at > rto_at && rto_at > now {
             at = rto_at;
         }
-        self.timers.set_xmit(Timer::LossProbe, at);
+        self.reset_xmit_timer(Timer::LossProbe, at);
         true
     }
 

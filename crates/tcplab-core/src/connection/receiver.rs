@@ -322,7 +322,7 @@ impl Receiver {
             rcv_rtt: RcvRttEst::default(),
             sack: SackState::new(cfg.tcp_dsack),
             comp: SackCompress::new(),
-            delack: DelayedAck::new(if cfg.hz == 0 { 1000 } else { cfg.hz }),
+            delack: DelayedAck::new(if cfg.hz == 0 { 1000 } else { cfg.hz }, cfg.timer_wheel),
             ts_recent: 0,
             ecn: EcnEcho::default(),
             last_oow_ack_time: None,

@@ -15,7 +15,8 @@ use crate::counters::Mib;
 use crate::flag::*;
 use crate::prr;
 use crate::rate::RateSample;
-use crate::time::{Duration, Instant};
+use crate::rtt::{jiffies_to_duration, msecs_to_jiffies, usecs_to_jiffies};
+use crate::time::Instant;
 use tcplab_wire::SeqNum;
 
 impl Connection {
@@ -50,9 +51,9 @@ impl Connection {
         }
         // B. SACK reneging: let the RTO (shortened) sort it out.
         if flag & FLAG_SACK_RENEGING != 0 && flag & FLAG_SND_UNA_ADVANCED != 0 {
-            let srtt_half = Duration::from_micros((self.rtt.srtt_us() >> 4) as u64);
-            let delay = srtt_half.max(Duration::from_millis(10));
-            self.timers.set_xmit(Timer::Retrans, self.tp.now + delay);
+            let hz = self.cfg.hz;
+            let delay = usecs_to_jiffies(self.rtt.srtt_us() >> 4, hz).max(msecs_to_jiffies(10, hz));
+            self.reset_xmit_timer(Timer::Retrans, self.tp.now + jiffies_to_duration(delay, hz));
             *ack_flag &= !FLAG_SET_XMIT_TIMER;
             return;
         }
@@ -582,7 +583,7 @@ impl Connection {
                 self.icsk_backoff = self.icsk_backoff.saturating_add(1);
                 self.rtt.backoff();
                 let rto = self.rto_now();
-                self.timers.set_xmit(Timer::Retrans, now + rto);
+                self.reset_xmit_timer(Timer::Retrans, now + rto);
                 return;
             }
             TcpState::Closed | TcpState::Listen | TcpState::TimeWait => return,
@@ -610,7 +611,7 @@ impl Connection {
         self.icsk_backoff = self.icsk_backoff.saturating_add(1);
         self.rtt.backoff();
         let rto = self.rto_now();
-        self.timers.set_xmit(Timer::Retrans, now + rto);
+        self.reset_xmit_timer(Timer::Retrans, now + rto);
     }
 
     /// `tcp_enter_loss`: every un-SACKed segment sent more than an RTT ago

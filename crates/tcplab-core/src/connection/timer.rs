@@ -53,12 +53,15 @@ impl Timer {
     }
 }
 
-/// Deadlines by kind and a bit per armed one: half the size of seven
-/// `Option<Instant>`s, in every connection. (No deadline value can mean
-/// "unarmed": time saturates at `Instant::MAX`.)
+/// When each timer runs, by kind, and a bit per armed one: half the size
+/// of seven `Option<Instant>`s, in every connection. (No deadline value
+/// can mean "unarmed": time saturates at `Instant::MAX`.) The xmit timers
+/// also keep the deadline they were armed for, `icsk_timeout`, which the
+/// timer wheel may run after (crate::timer_wheel).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TimerTable {
     at: [Instant; 7],
+    icsk_timeout: Instant,
     armed: u8,
 }
 
@@ -67,6 +70,7 @@ impl TimerTable {
     pub fn stop(&mut self, t: Timer) {
         self.armed &= !(1 << t as u8);
     }
+    /// When `t` runs, if armed.
     #[inline]
     pub fn get(&self, t: Timer) -> Option<Instant> {
         self.is_set(t).then_some(self.at[t as usize])
@@ -100,12 +104,14 @@ impl TimerTable {
         self.armed |= 1 << t as u8;
     }
     /// Linux keeps RETRANS, PROBE0, LOSS_PROBE and REO_TIMEOUT in one
-    /// `icsk_pending` slot: arming one disarms the others.
+    /// `icsk_pending` slot: arming one disarms the others. `timeout` is
+    /// `icsk_timeout`, `runs` when the timer wheel runs it.
     #[inline]
-    pub fn set_xmit(&mut self, t: Timer, at: Instant) {
+    pub fn set_xmit(&mut self, t: Timer, timeout: Instant, runs: Instant) {
         debug_assert!(t.is_xmit());
         self.clear();
-        self.at[t as usize] = at;
+        self.at[t as usize] = runs;
+        self.icsk_timeout = timeout;
         self.armed |= 1 << t as u8;
     }
     /// `icsk_pending`: which xmit timer is armed.
@@ -114,7 +120,7 @@ impl TimerTable {
     }
     /// `icsk_pending` with its deadline, `icsk_timeout`.
     pub fn pending_at(&self) -> Option<(Timer, Instant)> {
-        self.pending().map(|t| (t, self.at[t as usize]))
+        self.pending().map(|t| (t, self.icsk_timeout))
     }
     /// Disarms the xmit timers (`icsk_pending`). The ACK timers stay: the
     /// receiver disarms them when the ACK they hold is sent.
@@ -134,7 +140,7 @@ mod tests {
     fn test_next_is_min_of_armed_deadlines() {
         let ats = [70u64, 10, 50, 30, 60, 20, 40];
         for armed in 0u8..128 {
-            let t = TimerTable { at: ats.map(Instant::from_nanos), armed };
+            let t = TimerTable { at: ats.map(Instant::from_nanos), armed, ..TimerTable::default() };
             let want = (0..7).filter(|i| armed & 1 << i != 0).map(|i| Instant::from_nanos(ats[i])).min();
             assert_eq!(t.next(), want, "armed={armed:#09b}");
         }

@@ -10,7 +10,8 @@
 
 use super::{set_name, Absent, IntUnit, Kernel, Kind, KnobSpec, Models, Side, Unmodelled};
 use super::{
-    AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, PrrRule, RcvTruesize, TlpRule, TsClock, HZ_VALUES, MIN_MTU,
+    AckEra, AckedCount, CwndGrowthRule, CwndLimitedRule, PrrRule, RcvTruesize, TimerWheel, TlpRule, TsClock, HZ_VALUES,
+    MIN_MTU,
 };
 use super::{CcEra, CubicParams, CubicVersion, DctcpParams, DctcpVersion, HystartVersion, RenoParams};
 use crate::cc::bbr::BbrParams;
@@ -352,6 +353,14 @@ pub static TCP: &[KnobSpec] = &[
         side: Side::Both,
         kernel: Kernel::Switch { param: "tcp_output.ts_jiffies", values: TS_CLOCK_SWITCH },
         doc: "The TSval clock: jiffies (<= 4.12) or ms (4.13 and since).",
+    },
+    KnobSpec {
+        name: "timer_wheel",
+        kind: choice!(TimerWheel, timer_wheel),
+        models: Models::Era,
+        side: Side::Both,
+        kernel: Kernel::ModelOnly,
+        doc: "The tick a timer_list (RTO, probes, delayed ACK) runs on: wheel (4.8 and since: rounded up past its level's granularity, at least one jiffy), cascade (<= 4.7: its expiry's tick, apply_slack beyond 256 jiffies) or exact (no wheel; not a kernel).",
     },
     KnobSpec {
         name: "cwnd_reduction_floor",

@@ -23,7 +23,7 @@ fn check_choices<C: Clone + PartialEq + std::fmt::Debug>(table: &[KnobSpec<C>], 
 
 #[test]
 fn test_choice_knobs_round_trip_and_reject_unknown_names() {
-    assert_eq!(check_choices(TCP, &TcpConfig::default()), 8);
+    assert_eq!(check_choices(TCP, &TcpConfig::default()), 9);
     assert_eq!(check_choices(CUBIC, &CubicParams::default()), 2);
     assert_eq!(check_choices(DCTCP, &DctcpParams::default()), 1);
     assert_eq!(check_choices(RENO, &RenoParams::default()), 1);

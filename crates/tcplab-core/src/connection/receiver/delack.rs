@@ -16,7 +16,8 @@ use super::{AckDecision, TCP_HDR_LEN, TCP_MIN_MSS, TCP_MSS_DEFAULT};
 use crate::connection::timer::{Timer, TimerTable};
 use crate::counters::{Counters, Mib};
 use crate::rtt::usecs_to_jiffies_unclamped;
-use crate::time::{mul_div, Duration, Instant};
+use crate::time::{Duration, Instant};
+use crate::timer_wheel::TimerWheel;
 use tcplab_wire::{SegmentRepr, TcpFlags};
 
 /// `TCP_MAX_QUICKACKS` (include/net/tcp.h): most quick ACKs granted at once.
@@ -46,6 +47,8 @@ pub(super) const ICSK_ACK_NOMEM: u8 = 32;
 pub(super) struct DelayedAck {
     /// `HZ`: the jiffy clock's rate.
     hz: u32,
+    /// The timer wheel that runs `icsk_delack_timer`.
+    wheel: TimerWheel,
     /// `ICSK_ACK_*` bits.
     pub(super) pending: u8,
     /// Quick ACKs left.
@@ -55,7 +58,7 @@ pub(super) struct DelayedAck {
     /// ACK timeout estimate, jiffies; 0 until the first data.
     pub(super) ato: u32,
     /// Delayed-ACK deadline, jiffies (`icsk_ack.timeout`).
-    timeout: u32,
+    pub(super) timeout: u32,
     /// ≤ v4.17 DCTCP's `delayed_ack_reserved`: `tcp_send_delayed_ack` ran
     /// and no `tcp_send_ack` since (see `RcvKnobs::special_ack_keeps_delack`).
     pub(super) delayed_ack_reserved: bool,
@@ -70,9 +73,10 @@ pub(super) struct DelayedAck {
 }
 
 impl DelayedAck {
-    pub(super) fn new(hz: u32) -> DelayedAck {
+    pub(super) fn new(hz: u32, wheel: TimerWheel) -> DelayedAck {
         DelayedAck {
             hz,
+            wheel,
             pending: 0,
             quick: 0,
             pingpong: 0,
@@ -268,9 +272,15 @@ impl DelayedAck {
                 timeout = self.timeout;
             }
         }
+        let unchanged = self.pending & ICSK_ACK_TIMER != 0 && self.timeout == timeout;
         self.pending |= ICSK_ACK_SCHED | ICSK_ACK_TIMER;
         self.timeout = timeout;
-        timers.set(Timer::Dack, self.jiffies_to_instant(now, timeout));
+        // sk_reset_timer → mod_timer, which leaves a pending timer where it
+        // is when its expiry does not change.
+        match timers.get(Timer::Dack) {
+            Some(_) if unchanged && self.wheel == TimerWheel::Wheel => {}
+            _ => self.arm_timer(now, timers),
+        }
         AckDecision::Delayed
     }
 
@@ -291,6 +301,7 @@ impl DelayedAck {
         }
         let j = self.jiffies(now);
         if (self.timeout.wrapping_sub(j) as i32) > 0 {
+            self.arm_timer(now, timers);
             return false;
         }
         self.pending &= !ICSK_ACK_TIMER;
@@ -381,17 +392,13 @@ impl DelayedAck {
         (d.as_nanos() as u128 * self.hz as u128).div_ceil(1_000_000_000).min(u32::MAX as u128) as u32
     }
 
-    /// The first instant at which `jiffies32` reaches `target` (a timer
-    /// armed for `target` fires then).
-    fn jiffies_to_instant(&self, now: Instant, target: u32) -> Instant {
-        let delta = target.wrapping_sub(self.jiffies(now)) as i32;
-        if delta <= 0 {
-            return now;
-        }
-        // Set on every delayed ACK.
-        const NSEC: u64 = 1_000_000_000;
-        let hz = u64::from(self.hz);
-        let ticks_now = mul_div(now.as_nanos(), hz, NSEC, false);
-        Instant::from_nanos(mul_div(ticks_now.saturating_add(delta as u64), NSEC, hz, true))
+    /// Arms `icsk_delack_timer` for `icsk_ack.timeout`: the deadline is
+    /// the first instant of that jiffy (now, if it has passed), and the
+    /// timer wheel runs it on its tick or later.
+    fn arm_timer(&self, now: Instant, timers: &mut TimerTable) {
+        let j = now.jiffies64(self.hz);
+        let delta = self.timeout.wrapping_sub(j as u32) as i32;
+        let at = if delta <= 0 { now } else { Instant::at_jiffy(j + delta as u64, self.hz) };
+        timers.set(Timer::Dack, self.wheel.fires_at(now, at, self.hz));
     }
 }

@@ -491,17 +491,18 @@ fn test_established_data_lone_segment_delack_40ms() {
     send!(h, seg);
     let _ = recv!(h);
     h.steady();
-    // A lone segment arriving mid-jiffy: the timer fires at the 40th jiffy
-    // boundary after it.
+    // A lone segment arriving mid-jiffy: the ACK is due at the 40th jiffy
+    // boundary after it (140 ms), and the timer wheel runs the timer one
+    // jiffy after that (kernel/time/timer.c calc_index).
     h.set_time(Instant::from_micros(100_500));
     let seg = h.data(MSS, MSS);
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
     recv_nothing!(h);
-    assert_eq!(h.timers.get(Timer::Dack), Some(Instant::from_millis(140)));
-    h.set_time(Instant::from_micros(139_999));
+    assert_eq!(h.timers.get(Timer::Dack), Some(Instant::from_millis(141)));
+    h.set_time(Instant::from_micros(140_999));
     recv_nothing!(h);
-    h.set_time(Instant::from_millis(140));
+    h.set_time(Instant::from_millis(141));
     let a = recv!(h);
     assert_eq!(a.ack, IRS + 1 + 2 * MSS);
     assert_eq!(h.mib.get(Mib::TcpExtDelayedACKs), 1);
@@ -562,8 +563,12 @@ fn test_established_data_delack_bounded_by_srtt() {
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
     // ato (here re-estimated to min(ato/2 + gap, rto)) is bounded by
-    // max(srtt, 40 ms) = 70 ms.
-    assert_eq!(h.timers.get(Timer::Dack), Some(t0 + Duration::from_millis(70)));
+    // max(srtt, 40 ms) = 70 ms. At HZ 1000, 70 jiffies is level 1 of the
+    // timer wheel: the timer runs on the first multiple of 8 jiffies after
+    // its expiry (jiffies start at a multiple of 8), jiffy 70 → 72.
+    assert_eq!(t0, Instant::ZERO);
+    assert_eq!(h.r.delack.timeout.wrapping_sub(h.now.jiffies32(1000)), 70);
+    assert_eq!(h.timers.get(Timer::Dack), Some(Instant::from_millis(72)));
 }
 
 #[test]
@@ -583,7 +588,8 @@ fn test_established_data_pingpong_delack_timer() {
     let seg = h.data(100, 100);
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
-    h.advance(Duration::from_millis(40));
+    // 40 ms, and a jiffy of the timer wheel.
+    h.advance(Duration::from_millis(41));
     let _ = recv!(h);
     // "Delayed ACK missed: leave pingpong mode and deflate ATO."
     assert!(!h.r.delack.in_pingpong_mode());
