@@ -210,6 +210,33 @@ fn test_compare_rpc_latency_percentiles_and_cdf() {
     assert_error(&o, &["--metric rpc.bulk.p99", "\"bulk\" is not an RPC flow"]);
 }
 
+/// `samples = N` puts the first N latencies in `run --json`, in
+/// completion order: as many as completed (up to N), each within the
+/// flow's min and max; without it the field is absent.
+#[test]
+fn test_run_json_lists_the_kept_rpc_latencies() {
+    let dir = Scratch::new("rpc-samples");
+    let file = dir.path("rpc.toml");
+    std::fs::write(&file, RPC_SCENARIO).unwrap();
+    let run = |extra: &[&str]| {
+        let mut a = vec!["run", file.as_str(), "--set", "run.duration=200ms", "--json"];
+        a.extend_from_slice(extra);
+        let j = json(&tcplab(&a));
+        j["flows"].as_array().unwrap().iter().find(|f| f["id"] == "rpc").unwrap()["rpc"].clone()
+    };
+    let plain = run(&[]);
+    assert!(plain.get("samples_us").is_none(), "{plain}");
+    let app = r#"flow.rpc.app={ kind = "rpc", request = "100B", response = "10KB", samples = 5 }"#;
+    let r = run(&["--set", app]);
+    let samples: Vec<f64> = r["samples_us"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let count = r["count"].as_u64().unwrap();
+    assert!(count > 5, "{r}");
+    assert_eq!(samples.len(), 5, "{r}");
+    let (min, max) = (r["min_us"].as_f64().unwrap(), r["max_us"].as_f64().unwrap());
+    assert!(samples.iter().all(|&v| v >= min && v <= max), "{r}");
+    assert_eq!(r["count"], plain["count"], "keeping samples changes nothing else");
+}
+
 // ---- bad input -------------------------------------------------------------------
 
 #[test]

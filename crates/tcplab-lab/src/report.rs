@@ -32,7 +32,9 @@
 //!                                  // null on the kernel when the flow shares a host (per-namespace counts)
 //!     "rpc": null | {              // an RPC flow's transaction latencies, µs
 //!       "count": 1000, "min_us": 1.0, "mean_us": 1.0, "p50_us": 1.0,
-//!       "p90_us": 1.0, "p99_us": 1.0, "p999_us": 1.0, "max_us": 1.0
+//!       "p90_us": 1.0, "p99_us": 1.0, "p999_us": 1.0, "max_us": 1.0,
+//!       "samples_us": [1.0, ...]   // only with the app's `samples = N`: the first
+//!                                  // N latencies, in completion order
 //!     },
 //!     "sender": {                  // the last run's client socket, final tcp_info
 //!       "delivered": 1, "delivered_ce": 0, "data_segs_out": 1,  // tcpi_* segments
@@ -153,6 +155,10 @@ pub struct RpcReport {
     pub p99_us: f64,
     pub p999_us: f64,
     pub max_us: f64,
+    /// The app's `samples`: the first latencies exactly, in completion
+    /// order (back-to-back RPCs: each starts when the one before ends).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub samples_us: Vec<f64>,
 }
 
 impl RpcReport {
@@ -167,6 +173,7 @@ impl RpcReport {
             p99_us: us(s.p99_ns),
             p999_us: us(s.p999_ns),
             max_us: us(s.max_ns),
+            samples_us: s.samples.iter().map(|&ns| us(ns)).collect(),
         }
     }
 }
