@@ -61,6 +61,12 @@ pub struct Job {
     /// by its own thread from `t0`.
     #[serde(default)]
     pub netem_timelines: Vec<NetemTimeline>,
+    /// The image's `HZ`. When set, `t0` is a tick whose jiffies equal
+    /// `INITIAL_JIFFIES` modulo [`crate::clock::JIFFY_ALIGN`], where the
+    /// model's run starts, so that both backends' timer wheels round on the
+    /// same grid. 0: `t0` is when the set-up has settled.
+    #[serde(default)]
+    pub hz: u32,
     /// Directory (a host path, through hostfs) for `result.json`. It must
     /// exist. It is opened before the agent mounts anything, so a host
     /// path under `/tmp` or `/run` works even though the guest mounts

@@ -128,10 +128,20 @@ fn execute(job: &Job, res: &mut GuestResult) -> Vec<String> {
         }
     }
 
-    // Let the set-up settle before t0 (see SETTLE).
-    std::thread::sleep(SETTLE);
+    // Let the set-up settle before t0 (see SETTLE), then start on the
+    // tick where the model's run starts on the timer wheel's grid.
+    let settled = clock::now_ns().saturating_add(SETTLE.as_nanos() as u64);
+    let epoch = if job.hz == 0 {
+        clock::sleep_until(settled);
+        Epoch::start()
+    } else {
+        match clock::aligned_tick(settled, job.hz) {
+            Ok(t0) => Epoch::start_at(t0),
+            Err(e) => return vec![e],
+        }
+    };
     let sc = Arc::new(Scenario {
-        epoch: Epoch::start(),
+        epoch,
         flows: job.flows.iter().cloned().map(Flow::new).collect(),
         errors: Errors::default(),
     });

@@ -38,6 +38,8 @@ fn empty_job(out: &Path) -> Job {
         link_probes: vec![],
         loss_probes: vec![],
         netem_timelines: vec![],
+        // On the host: no tick alignment (the host's HZ is not the image's).
+        hz: 0,
         out_dir: out.to_string_lossy().into_owned(),
     }
 }

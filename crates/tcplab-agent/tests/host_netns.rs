@@ -151,6 +151,8 @@ fn red_step_refused_cleanly(a: &str, b: &str, dir: &Path) {
         link_probes: vec![],
         loss_probes: vec![],
         netem_timelines: vec![],
+        // On the host: no tick alignment (the host's HZ is not the image's).
+        hz: 0,
         out_dir: dir.to_string_lossy().into_owned(),
     };
     let (code, r) = run_agent(&job, dir);

@@ -154,6 +154,36 @@ fn test_kernel_handshake_rtt_is_the_paths_from_the_first_packet() {
     assert!((srtt[1] - srtt[0]).abs() < 100.0, "handshake srtt: model {} µs, linux {} µs", srtt[0], srtt[1]);
 }
 
+/// The guest starts its run on a tick whose jiffies are the model's at
+/// time 0, modulo 512 (the agent's `aligned_tick`), so both timer wheels
+/// round on one grid: a lost SYN's retransmission (`TCP_TIMEOUT_INIT`,
+/// 250 jiffies, level 1: the next multiple of 8 jiffies) leaves at 1.024 s
+/// on both, and the connection is up 20 ms later. Started at another
+/// phase, the guest's would leave anywhere from 1.000 to 1.032 s.
+#[test]
+fn test_kernel_timer_wheel_runs_a_lost_syns_retransmission_on_the_models_tick() {
+    if !kernel_available() {
+        return;
+    }
+    let dir = Scratch::new("kernel-syn-tick");
+    let f = write(&dir, "d.toml", DUMBBELL);
+    let mut up = Vec::new();
+    for backend in ["model", "linux"] {
+        let set = [
+            "run.duration=1.2s",
+            "run.trace_interval=100us",
+            r#"link.bottleneck.ab.blackout=[{ start = "0s", duration = "500ms" }]"#,
+        ];
+        let out = traced_run(&dir, &f, backend, &set);
+        let csv = std::fs::read_to_string(Path::new(&out).join("bulk.csv")).unwrap();
+        let first: Vec<&str> = csv.lines().nth(1).expect("a row once established").split(',').collect();
+        up.push(first[0].parse::<f64>().unwrap());
+    }
+    assert!((up[0] - 1.044).abs() < 0.0005, "model: established at {} s", up[0]);
+    // The guest's first row is its first 100 µs sample after the handshake.
+    assert!(up[1] >= up[0] && up[1] - up[0] < 0.0002, "established: model {} s, linux {} s", up[0], up[1]);
+}
+
 /// `(first time with drops, most packets waiting)` of a queue trace CSV.
 fn first_drop_and_peak(csv: &str) -> (f64, u64) {
     let mut lines = csv.lines();

@@ -209,6 +209,7 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         link_probes: t.probes,
         loss_probes: t.loss_probes,
         netem_timelines: t.timelines,
+        hz: image.hz,
         out_dir: out_dir.to_string(),
     };
     Ok(Plan { job, cmdline: settings.cmdline })

@@ -226,6 +226,8 @@ pub fn scenario(t: &Topology, out_dir: &str) -> Job {
         link_probes: t.probes.clone(),
         loss_probes: vec![],
         netem_timelines: vec![],
+        // On the host: no tick alignment (the host's HZ is not the image's).
+        hz: 0,
         out_dir: out_dir.into(),
     }
 }
