@@ -131,6 +131,15 @@ fn traced_run(dir: &Scratch, f: &str, backend: &str, set: &[&str]) -> String {
     out
 }
 
+/// The first row of the flow `bulk`'s trace (its fields) from a
+/// [`traced_run`]: the model writes one at the handshake's end, the guest
+/// at its first sample after it.
+fn first_trace_row(dir: &Scratch, f: &str, backend: &str, set: &[&str]) -> Vec<String> {
+    let out = traced_run(dir, f, backend, set);
+    let csv = std::fs::read_to_string(Path::new(&out).join("bulk.csv")).unwrap();
+    csv.lines().nth(1).expect("a row once established").split(',').map(String::from).collect()
+}
+
 #[test]
 fn test_kernel_handshake_rtt_is_the_paths_from_the_first_packet() {
     if !kernel_available() {
@@ -145,10 +154,7 @@ fn test_kernel_handshake_rtt_is_the_paths_from_the_first_packet() {
     let mut srtt = Vec::new();
     for backend in ["model", "linux"] {
         let set = ["run.duration=0.1s", "run.trace_interval=100us", "link.access.delay=10us"];
-        let out = traced_run(&dir, &f, backend, &set);
-        let csv = std::fs::read_to_string(Path::new(&out).join("bulk.csv")).unwrap();
-        let first: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
-        srtt.push(first[3].parse::<f64>().unwrap());
+        srtt.push(first_trace_row(&dir, &f, backend, &set)[3].parse::<f64>().unwrap());
     }
     assert!((srtt[0] - 20_070.0).abs() < 50.0, "model handshake srtt {} µs", srtt[0]);
     assert!((srtt[1] - srtt[0]).abs() < 100.0, "handshake srtt: model {} µs, linux {} µs", srtt[0], srtt[1]);
@@ -174,10 +180,7 @@ fn test_kernel_timer_wheel_runs_a_lost_syns_retransmission_on_the_models_tick() 
             "run.trace_interval=100us",
             r#"link.bottleneck.ab.blackout=[{ start = "0s", duration = "500ms" }]"#,
         ];
-        let out = traced_run(&dir, &f, backend, &set);
-        let csv = std::fs::read_to_string(Path::new(&out).join("bulk.csv")).unwrap();
-        let first: Vec<&str> = csv.lines().nth(1).expect("a row once established").split(',').collect();
-        up.push(first[0].parse::<f64>().unwrap());
+        up.push(first_trace_row(&dir, &f, backend, &set)[0].parse::<f64>().unwrap());
     }
     assert!((up[0] - 1.044).abs() < 0.0005, "model: established at {} s", up[0]);
     // The guest's first row is its first 100 µs sample after the handshake.
