@@ -120,6 +120,19 @@ impl TimerWheel {
         };
         Instant::at_jiffy(tick.max(j + 1), hz)
     }
+
+    /// `mod_timer` re-arming a timer for `at`. `unchanged` is when the
+    /// timer runs if it is pending with the same expiry jiffy: the 4.8
+    /// wheel then leaves it in its bucket (`timer->expires == expires`, or
+    /// the same bucket index); otherwise, and on the other wheels, it runs
+    /// as [`fires_at`](Self::fires_at) says.
+    //= linux:v6.12:kernel/time/timer.c#__mod_timer
+    pub fn rearm(self, now: Instant, at: Instant, hz: u32, unchanged: Option<Instant>) -> Instant {
+        match unchanged {
+            Some(runs) if self == TimerWheel::Wheel => runs,
+            _ => self.fires_at(now, at, hz),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -213,6 +226,20 @@ mod tests {
             assert_eq!(w.fires_at(now, now, HZ), next, "{w:?}");
             assert_eq!(w.fires_at(now, Instant::ZERO, HZ), next, "{w:?}");
         }
+    }
+
+    /// Re-arming with the expiry jiffy unchanged keeps the pending timer's
+    /// tick on the 4.8 wheel (even when re-armed from a lower level's
+    /// range); the others recompute it.
+    #[test]
+    fn test_rearm_keeps_an_unchanged_timer_on_the_wheel_only() {
+        let now = Instant::at_jiffy(j0() + 100, HZ);
+        let at = Instant::at_jiffy(j0() + 150, HZ);
+        let kept = Instant::at_jiffy(j0() + 160, HZ);
+        assert_eq!(TimerWheel::Wheel.rearm(now, at, HZ, Some(kept)), kept);
+        assert_eq!(TimerWheel::Wheel.rearm(now, at, HZ, None), Instant::at_jiffy(j0() + 151, HZ));
+        assert_eq!(TimerWheel::Cascade.rearm(now, at, HZ, Some(kept)), at);
+        assert_eq!(TimerWheel::Exact.rearm(now, at, HZ, Some(kept)), at);
     }
 
     /// Every wheel but `exact` runs on a tick, no earlier than the next

@@ -61,7 +61,7 @@ mod timer;
 mod undo;
 
 use crate::cc::{CaCtx, CaEvent, CaState, CcInfo, TCP_INFINITE_SSTHRESH};
-use crate::config::{AckEra, TcpConfig, TimerWheel, TsClock};
+use crate::config::{AckEra, TcpConfig, TsClock};
 use crate::counters::{Counters, Mib};
 use crate::metrics::TcpMetrics;
 use crate::minmax::MinRttFilter;
@@ -798,13 +798,13 @@ impl Connection {
     /// where it is when its expiry jiffy does not change.
     //= linux:v6.12:include/net/inet_connection_sock.h#inet_csk_reset_xmit_timer
     fn reset_xmit_timer(&mut self, t: Timer, timeout: Instant) {
-        let (now, hz, wheel) = (self.tp.now, self.cfg.hz, self.cfg.timer_wheel);
-        let runs = match self.timers.pending_at() {
-            Some((p, armed_for)) if wheel == TimerWheel::Wheel && armed_for.jiffies64(hz) == timeout.jiffies64(hz) => {
-                self.timers.get(p).unwrap_or(timeout)
-            }
-            _ => wheel.fires_at(now, timeout, hz),
-        };
+        let hz = self.cfg.hz;
+        let unchanged = self
+            .timers
+            .pending_at()
+            .filter(|&(_, armed_for)| armed_for.jiffies64(hz) == timeout.jiffies64(hz))
+            .and_then(|(p, _)| self.timers.get(p));
+        let runs = self.cfg.timer_wheel.rearm(self.tp.now, timeout, hz, unchanged);
         self.timers.set_xmit(t, timeout, runs);
     }
 

@@ -275,12 +275,9 @@ impl DelayedAck {
         let unchanged = self.pending & ICSK_ACK_TIMER != 0 && self.timeout == timeout;
         self.pending |= ICSK_ACK_SCHED | ICSK_ACK_TIMER;
         self.timeout = timeout;
-        // sk_reset_timer → mod_timer, which leaves a pending timer where it
-        // is when its expiry does not change.
-        match timers.get(Timer::Dack) {
-            Some(_) if unchanged && self.wheel == TimerWheel::Wheel => {}
-            _ => self.arm_timer(now, timers),
-        }
+        // sk_reset_timer → mod_timer.
+        let kept = timers.get(Timer::Dack).filter(|_| unchanged);
+        self.arm_timer(now, kept, timers);
         AckDecision::Delayed
     }
 
@@ -301,7 +298,7 @@ impl DelayedAck {
         }
         let j = self.jiffies(now);
         if (self.timeout.wrapping_sub(j) as i32) > 0 {
-            self.arm_timer(now, timers);
+            self.arm_timer(now, None, timers);
             return false;
         }
         self.pending &= !ICSK_ACK_TIMER;
@@ -394,11 +391,12 @@ impl DelayedAck {
 
     /// Arms `icsk_delack_timer` for `icsk_ack.timeout`: the deadline is
     /// the first instant of that jiffy (now, if it has passed), and the
-    /// timer wheel runs it on its tick or later.
-    fn arm_timer(&self, now: Instant, timers: &mut TimerTable) {
+    /// timer wheel runs it on its tick or later. `kept`: when the pending
+    /// timer runs, if its expiry is unchanged ([`TimerWheel::rearm`]).
+    fn arm_timer(&self, now: Instant, kept: Option<Instant>, timers: &mut TimerTable) {
         let j = now.jiffies64(self.hz);
         let delta = self.timeout.wrapping_sub(j as u32) as i32;
         let at = if delta <= 0 { now } else { Instant::at_jiffy(j + delta as u64, self.hz) };
-        timers.set(Timer::Dack, self.wheel.fires_at(now, at, self.hz));
+        timers.set(Timer::Dack, self.wheel.rearm(now, at, self.hz, kept));
     }
 }
