@@ -131,13 +131,18 @@ fn traced_run(dir: &Scratch, f: &str, backend: &str, set: &[&str]) -> String {
     out
 }
 
-/// The first row of the flow `bulk`'s trace (its fields) from a
-/// [`traced_run`]: the model writes one at the handshake's end, the guest
-/// at its first sample after it.
-fn first_trace_row(dir: &Scratch, f: &str, backend: &str, set: &[&str]) -> Vec<String> {
-    let out = traced_run(dir, f, backend, set);
-    let csv = std::fs::read_to_string(Path::new(&out).join("bulk.csv")).unwrap();
-    csv.lines().nth(1).expect("a row once established").split(',').map(String::from).collect()
+/// Field `col` of the first row of the flow `bulk`'s trace, on the model
+/// then on Linux, with [`DUMBBELL`] and `set`: the model writes the row at
+/// the handshake's end, the guest at its first sample after it.
+fn first_trace_field(name: &str, set: &[&str], col: usize) -> [f64; 2] {
+    let dir = Scratch::new(name);
+    let f = write(&dir, "d.toml", DUMBBELL);
+    ["model", "linux"].map(|backend| {
+        let out = traced_run(&dir, &f, backend, set);
+        let csv = std::fs::read_to_string(Path::new(&out).join("bulk.csv")).unwrap();
+        let row = csv.lines().nth(1).expect("a row once established");
+        row.split(',').nth(col).unwrap().parse().unwrap()
+    })
 }
 
 #[test]
@@ -149,13 +154,8 @@ fn test_kernel_handshake_rtt_is_the_paths_from_the_first_packet() {
     // crossing it right after the set-up used to wait ~3 ms (the agent's
     // SETTLE), which the handshake's RTT sample, the first row's srtt,
     // showed: 23.2 ms here instead of the model's 20.07.
-    let dir = Scratch::new("kernel-handshake");
-    let f = write(&dir, "d.toml", DUMBBELL);
-    let mut srtt = Vec::new();
-    for backend in ["model", "linux"] {
-        let set = ["run.duration=0.1s", "run.trace_interval=100us", "link.access.delay=10us"];
-        srtt.push(first_trace_row(&dir, &f, backend, &set)[3].parse::<f64>().unwrap());
-    }
+    let set = ["run.duration=0.1s", "run.trace_interval=100us", "link.access.delay=10us"];
+    let srtt = first_trace_field("kernel-handshake", &set, 3);
     assert!((srtt[0] - 20_070.0).abs() < 50.0, "model handshake srtt {} µs", srtt[0]);
     assert!((srtt[1] - srtt[0]).abs() < 100.0, "handshake srtt: model {} µs, linux {} µs", srtt[0], srtt[1]);
 }
@@ -171,17 +171,12 @@ fn test_kernel_timer_wheel_runs_a_lost_syns_retransmission_on_the_models_tick() 
     if !kernel_available() {
         return;
     }
-    let dir = Scratch::new("kernel-syn-tick");
-    let f = write(&dir, "d.toml", DUMBBELL);
-    let mut up = Vec::new();
-    for backend in ["model", "linux"] {
-        let set = [
-            "run.duration=1.2s",
-            "run.trace_interval=100us",
-            r#"link.bottleneck.ab.blackout=[{ start = "0s", duration = "500ms" }]"#,
-        ];
-        up.push(first_trace_row(&dir, &f, backend, &set)[0].parse::<f64>().unwrap());
-    }
+    let set = [
+        "run.duration=1.2s",
+        "run.trace_interval=100us",
+        r#"link.bottleneck.ab.blackout=[{ start = "0s", duration = "500ms" }]"#,
+    ];
+    let up = first_trace_field("kernel-syn-tick", &set, 0);
     assert!((up[0] - 1.044).abs() < 0.0005, "model: established at {} s", up[0]);
     // The guest's first row is its first 100 µs sample after the handshake.
     assert!(up[1] >= up[0] && up[1] - up[0] < 0.0002, "established: model {} s, linux {} s", up[0], up[1]);
