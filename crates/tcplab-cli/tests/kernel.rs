@@ -350,6 +350,40 @@ fn test_kernel_step_marking_marks_ect_and_dctcp_reacts() {
     }
 }
 
+/// `(data segments sent, skbs the receiver's TCP took, ACKs it sent)` of
+/// scenarios/gro-slot.toml on `backend`: the counters add both ends, so
+/// the receiver's skbs are `InSegs` less the ACKs the sender took.
+fn slotted_run(backend: &str, gro: bool) -> [f64; 3] {
+    let f = repo("scenarios/gro-slot.toml");
+    let gro = format!("node.receiver.gro={gro}");
+    let v = json(&tcplab(&["run", &f, "--backend", backend, "--json", "--set", &gro]));
+    let flow = &v["flows"][0];
+    let c = &flow["counters"];
+    let data = flow["sender"]["data_segs_out"].as_f64().unwrap();
+    let acks = c["TcpOutSegs"].as_f64().unwrap() - data;
+    [data, c["TcpInSegs"].as_f64().unwrap() - acks, acks]
+}
+
+#[test]
+fn test_kernel_gro_behind_netems_slot_merges_and_acks_as_the_model_does() {
+    if !kernel_available() {
+        return;
+    }
+    for gro in [false, true] {
+        let [m, k] = ["model", "linux"].map(|b| slotted_run(b, gro));
+        let why = format!("gro {gro}: model (data, skbs, ACKs) {m:?}, Linux {k:?}");
+        assert!((m[0] / k[0] - 1.0).abs() < 0.03, "{why}");
+        // Without GRO TCP takes every segment; with it, a slot's segments
+        // (about four) in as few skbs as the sender's skbs and TSvals allow.
+        let skbs = if gro { 0.25..0.45 } else { 0.95..1.05 };
+        assert!(skbs.contains(&(m[1] / m[0])) && skbs.contains(&(k[1] / k[0])), "{why}");
+        assert!((m[1] / k[1] - 1.0).abs() < 0.05, "{why}");
+        // The reader runs after the slot's softirq: about one ACK per slot.
+        assert!(m[2] < 0.35 * m[0] && k[2] < 0.35 * k[0], "{why}");
+        assert!((m[2] / k[2] - 1.0).abs() < 0.15, "{why}");
+    }
+}
+
 #[test]
 fn test_kernel_random_loss_is_netems_and_counted_apart() {
     if !kernel_available() {

@@ -52,9 +52,15 @@
 //! but not its draws. Random-walk delays, which change every slot, have no
 //! counterpart and are refused.
 //!
+//! A direction with netem's `slot` gets `slot S S` on that netem (a slot
+//! alone gives a delay-free link its middle namespace): what has come due
+//! leaves in batches, as the model's `slot.rs` releases it.
+//!
 //! **Offloads**: TSO, GSO and GRO off on every veth, so that segments are
 //! MSS-sized on the wire as in the model; a node with `offloads = true`
-//! has them on for its own veths (the model refuses such a node).
+//! has them on for its own veths (the model refuses such a node), one with
+//! `gro = true` GRO alone, which merges what one slot releases (the
+//! model's `gro.rs`).
 //!
 //! **Knobs**: see [`crate::knobs`]. Sysctls are per namespace, so the
 //! flow ends on one host must agree; module parameters and switches are
@@ -550,6 +556,7 @@ impl Translator<'_> {
             d.delay == DelayModel::Fixed(tcplab_core::time::Duration::ZERO)
                 && d.loss == LossModel::None
                 && d.blackouts.is_empty()
+                && d.slot.is_none()
         };
         let middle = !(plain(&link.ab) && plain(&link.ba));
         // The devices: (namespace, name) of node a's end, node b's end,
@@ -578,10 +585,31 @@ impl Translator<'_> {
         }
         for (i, (ns, d)) in devices.iter().enumerate() {
             // Devices 0 and 1 are the nodes'; the middle's only forward,
-            // with offloads off.
-            let on = (i == 0 && a.offloads) || (i == 1 && b.offloads);
-            let o = if on { "on" } else { "off" };
-            self.exec(&what, &["ip", "netns", "exec", ns, "ethtool", "-K", d, "tso", o, "gso", o, "gro", o]);
+            // with offloads off. A node with `gro` (and no other offload)
+            // turns on GRO only, which also gives its veth a NAPI
+            // context (veth.c `veth_set_features`).
+            let node = [Some(a), Some(b)].get(i).copied().flatten();
+            let tso = node.is_some_and(|n| n.offloads);
+            let gro = node.is_some_and(|n| n.offloads || n.gro);
+            let onoff = |on: bool| if on { "on" } else { "off" };
+            self.exec(
+                &what,
+                &[
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "ethtool",
+                    "-K",
+                    d,
+                    "tso",
+                    onoff(tso),
+                    "gso",
+                    onoff(tso),
+                    "gro",
+                    onoff(gro),
+                ],
+            );
             self.exec(&what, &["ip", "-n", ns, "link", "set", d, "up"]);
         }
         for (ns, side, peer_side, peer_end) in [(&ns_a, 1, 2, 1u8), (&ns_b, 2, 1, 0u8)] {
@@ -728,8 +756,18 @@ impl Translator<'_> {
                     (args.clone(), args)
                 }
             };
+            // netem's `slot MIN MAX` (equal: a fixed interval).
+            let slot: Vec<String> = match conf.slot {
+                Some(s) => {
+                    let n = s.as_nanos();
+                    let s = format!("{}.{:03}us", n / 1000, n % 1000);
+                    vec!["slot".to_string(), s.clone(), s]
+                }
+                None => Vec::new(),
+            };
             let args = |on: bool, dark: bool| -> Vec<String> {
                 let mut v = if on { on_delay.clone() } else { base_delay.clone() };
+                v.extend(slot.iter().cloned());
                 if dark {
                     v.extend(["loss".to_string(), "random".to_string(), "100%".to_string()]);
                 } else {

@@ -19,6 +19,7 @@ fn dir(delay: DelayModel, limit: Limit, ecn: Option<Limit>) -> DirectionConfig {
         loss: Default::default(),
         blackouts: Vec::new(),
         police: None,
+        slot: None,
     }
 }
 
@@ -440,6 +441,31 @@ fn test_offloads_are_on_only_for_the_nodes_that_ask() {
         ["ip netns exec t-receiver ethtool -K l1 tso on gso on gro on"]
     );
     assert_eq!(grep(&lines, &["ethtool", "off"]).len(), 3 + 2, "sender, switch (twice) and the middle's two");
+}
+
+#[test]
+fn test_slot_is_netems_slot_and_gro_turns_on_gro_alone() {
+    // A slot on the delay-free access link's sender → sw direction gives
+    // it a middle namespace; the bottleneck's goes onto its netem.
+    let mut cfg = dumbbell(
+        DirectionConfig {
+            slot: Some(Duration::from_micros(500)),
+            ..dir(DelayModel::Fixed(ms(5)), Limit::Packets(100), None)
+        },
+        dir(DelayModel::Fixed(ms(5)), Limit::Packets(100), None),
+    );
+    cfg.links[0].ab.slot = Some(Duration::from_nanos(1500));
+    cfg.nodes[2].gro = true;
+    let lines = plan(&cfg);
+    assert_eq!(
+        grep(&lines, &["w-bottleneck", "dev to-b root"]),
+        ["tc -n w-bottleneck qdisc add dev to-b root handle 1: stab overhead -14 netem limit 1000000 delay 5000.000us rate 20000000bit slot 500.000us 500.000us"]
+    );
+    assert_eq!(
+        grep(&lines, &["w-access", "dev to-b root"]),
+        ["tc -n w-access qdisc add dev to-b root handle 1: stab overhead -14 netem limit 1000000 delay 0.000us rate 1000000000bit slot 1.500us 1.500us"]
+    );
+    assert_eq!(grep(&lines, &["ethtool", "gro on"]), ["ip netns exec t-receiver ethtool -K l1 tso off gso off gro on"]);
 }
 
 #[test]

@@ -144,7 +144,7 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
     for (i, n) in nodes.iter().enumerate() {
         let path = format!("node[{i}]");
         let t = F { src, node: n, path: &path }.table("a table")?;
-        t.only(&["name", "kind", "qdisc", "offloads", "ecmp"])?;
+        t.only(&["name", "kind", "qdisc", "offloads", "gro", "ecmp"])?;
         let name = t.req("name", check_name)?;
         if by_name.contains_key(&name) {
             return Err(t.err_at("name", format!("duplicate node name {name:?}")));
@@ -167,6 +167,14 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
             })?
             .unwrap_or_default();
         let offloads = t.get("offloads", |f| f.bool01())?.unwrap_or(false);
+        let gro = t
+            .get("gro", |f| {
+                if kind == NodeKind::Switch {
+                    return Err(f.err("gro applies to hosts: it merges what a host receives before its TCP sees it"));
+                }
+                f.bool01()
+            })?
+            .unwrap_or(false);
         let multipath = t.get("ecmp", |f| {
             if kind == NodeKind::Host {
                 return Err(f.err(
@@ -181,7 +189,7 @@ pub fn validate(tree: &Tree) -> Result<Scenario> {
             (None, NodeKind::Host) => Multipath::Off,
         };
         by_name.insert(name.clone(), node_cfgs.len());
-        node_cfgs.push(NodeConfig { name, kind, qdisc, offloads, multipath });
+        node_cfgs.push(NodeConfig { name, kind, qdisc, offloads, gro, multipath });
         kind_origins.push(t.table.get("kind").map(|e| e.node.origin.clone()));
     }
     if node_cfgs.is_empty() {
@@ -307,7 +315,7 @@ fn link_config(f: F<'_>, names: Names<'_>) -> Result<LinkConfig> {
             "a policer is per direction: write it in ab or ba, e.g. ab = { police = { rate = \"20Mbit\", burst = \"60KB\" } }",
         ));
     }
-    t.only(&["name", "a", "b", "rate", "delay", "queue", "loss", "blackout", "ab", "ba"])?;
+    t.only(&["name", "a", "b", "rate", "delay", "queue", "loss", "blackout", "slot", "ab", "ba"])?;
     let name = t.req("name", check_name)?;
     let a = t.req("a", |f| find_node(f, names))?;
     let b = t.req("b", |f| {
@@ -322,21 +330,33 @@ fn link_config(f: F<'_>, names: Names<'_>) -> Result<LinkConfig> {
     let queue = t.get("queue", queue_spec)?.unwrap_or_default();
     let loss = t.get("loss", loss_model)?.unwrap_or_default();
     let blackouts = t.get("blackout", blackouts)?.unwrap_or_default();
-    // `ab`/`ba` override the link-wide delay and loss, and its queue field
-    // by field.
+    let slot = t.get("slot", self::slot)?;
+    // `ab`/`ba` override the link-wide delay, loss and slot, and its queue
+    // field by field.
     let dir = |key: &str| -> Result<DirectionConfig> {
         let over = t.get(key, |f| {
-            let d = f.table("a table with delay, queue, loss, blackout and/or police")?;
-            d.only(&["delay", "queue", "loss", "blackout", "police"])?;
+            let d = f.table("a table with delay, queue, loss, blackout, slot and/or police")?;
+            d.only(&["delay", "queue", "loss", "blackout", "slot", "police"])?;
             Ok((
                 d.get("delay", delay_model)?,
                 d.get("queue", queue_spec)?,
                 d.get("loss", loss_model)?,
                 d.get("blackout", self::blackouts)?,
                 d.get("police", self::police)?,
+                d.get("slot", self::slot)?,
             ))
         })?;
-        let (d, q, l, b, p) = over.unwrap_or((None, None, None, None, None));
+        let (d, q, l, b, p, s) = over.unwrap_or((None, None, None, None, None, None));
+        let uniform = matches!(d.as_ref().unwrap_or(&delay), DelayModel::Uniform { .. });
+        if uniform && (s.is_some() || slot.is_some()) {
+            // Where the slot was given: this direction's table, or the link's.
+            let at = if s.is_some() { key } else { "slot" };
+            return Err(t.err_at(
+                at,
+                "netem's slot is modelled over a delay that keeps packets in order; the uniform delay reorders them \
+                 (use ordered-jitter, or no slot)",
+            ));
+        }
         let q = match q {
             Some(q) => queue.merge(&q),
             None => queue.clone(),
@@ -347,6 +367,7 @@ fn link_config(f: F<'_>, names: Names<'_>) -> Result<LinkConfig> {
             loss: l.unwrap_or(loss),
             blackouts: b.unwrap_or_else(|| blackouts.clone()),
             police: p,
+            slot: s.or(slot),
         })
     };
     Ok(LinkConfig { name, a, b, rate_bps, ab: dir("ab")?, ba: dir("ba")? })
@@ -502,6 +523,16 @@ fn police(f: F<'_>) -> Result<Police> {
         Ok(b)
     })?;
     Ok(Police { rate_bps, burst_bytes })
+}
+
+/// `slot = "500us"`: netem's `slot` (minimum and maximum equal), the
+/// interval at which the direction's delay releases what has come due.
+fn slot(f: F<'_>) -> Result<Duration> {
+    let d = f.positive_time()?;
+    if d > Duration::from_secs(1) {
+        return Err(f.err("a slot longer than 1s holds packets past any retransmission timer; give at most \"1s\""));
+    }
+    Ok(d)
 }
 
 /// `blackout = [{ start = "2s", duration = "3s" }, ...]`: windows in

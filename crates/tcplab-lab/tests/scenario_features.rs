@@ -499,3 +499,33 @@ fn test_police_drops_the_excess_before_the_queue_and_passes_at_most_rate_plus_bu
     let e = err(&with("delay = \"1ms\"", "delay = \"1ms\"\nba = { police = { rate = \"20Mbit\", burst = 0 } }"));
     assert!(e.contains("link[1].ba.police.burst") && e.contains("positive"), "{e}");
 }
+
+// ---- GRO and netem's slot -------------------------------------------------
+
+#[test]
+fn test_slot_per_link_or_direction_and_gro_per_host() {
+    let sc = ok(&with("delay = \"1ms\"", "delay = \"1ms\"\nslot = \"200us\"\nba = { slot = \"1ms\" }"));
+    assert_eq!(sc.sim.links[1].ab.slot, Some(Duration::from_micros(200)));
+    assert_eq!(sc.sim.links[1].ba.slot, Some(Duration::from_millis(1)));
+    assert_eq!(sc.sim.links[0].ab.slot, None);
+    let sc = load_str("s.toml", BASE, &["node.h2.gro=true".into(), "link.bn.slot=300us".into()], None).unwrap();
+    assert!(sc.sim.nodes[2].gro && !sc.sim.nodes[0].gro);
+    assert_eq!(sc.sim.links[1].ab.slot, Some(Duration::from_micros(300)));
+}
+
+#[test]
+fn test_slot_and_gro_errors() {
+    assert_eq!(
+        err(&with("kind = \"switch\"", "kind = \"switch\"\ngro = true")),
+        "bad.toml:10:7: node[1].gro: gro applies to hosts: it merges what a host receives before its TCP sees it"
+    );
+    let e = err(&with("delay = \"1ms\"", "delay = \"1ms\"\nslot = \"2s\""));
+    assert!(e.starts_with("bad.toml:27:8: link[1].slot: a slot longer than 1s"), "{e}");
+    let e = err(&with("delay = \"1ms\"", "delay = \"1ms\"\nslot = \"0s\""));
+    assert!(e.starts_with("bad.toml:27:8: link[1].slot:"), "{e}");
+    let e = err(&with(
+        "delay = \"1ms\"",
+        "delay = { model = \"uniform\", min = \"1ms\", max = \"2ms\" }\nslot = \"100us\"",
+    ));
+    assert!(e.starts_with("bad.toml:27:8: link[1].slot: netem's slot is modelled over a delay that keeps"), "{e}");
+}

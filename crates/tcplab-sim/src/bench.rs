@@ -39,6 +39,7 @@ pub fn bench_config() -> SimConfig {
         loss: crate::config::LossModel::None,
         blackouts: Vec::new(),
         police: None,
+        slot: None,
     };
     SimConfig {
         duration: Duration::from_secs(20),

@@ -49,6 +49,12 @@ pub struct NodeConfig {
     /// segments and models no offloads, so the simulator refuses a node
     /// with them on; the kernel backend turns them on with `ethtool`.
     pub offloads: bool,
+    /// GRO on the node's receiving interfaces: the packets one NAPI poll
+    /// takes (those a link hands over at the same instant, e.g. at a
+    /// direction's `slot`) are merged per flow by `tcp_gro_receive`'s
+    /// rules before TCP sees them (see `gro.rs`). The kernel backend
+    /// turns GRO (only) on for the node's veths.
+    pub gro: bool,
     /// How a switch chooses among equal-cost next hops (ECMP). Hosts
     /// must leave it [`Multipath::Off`]: they do not forward.
     pub multipath: Multipath,
@@ -62,6 +68,7 @@ impl NodeConfig {
             kind: NodeKind::Host,
             qdisc: Qdisc::Pfifo,
             offloads: false,
+            gro: false,
             multipath: Multipath::Off,
         }
     }
@@ -73,6 +80,7 @@ impl NodeConfig {
             kind: NodeKind::Switch,
             qdisc: Qdisc::Pfifo,
             offloads: false,
+            gro: false,
             multipath: Multipath::Off,
         }
     }
@@ -202,6 +210,11 @@ pub struct DirectionConfig {
     /// A token-bucket policer in front of the queue (see `police.rs`):
     /// a packet it finds short of tokens is dropped before it is queued.
     pub police: Option<Police>,
+    /// netem's `slot S`: packets leave the delay only when a slot opens,
+    /// in bursts (sch_netem.c `get_slot_next`, `netem_dequeue`); how
+    /// interrupt moderation hands a receiver its packets in batches.
+    /// `None`: each packet leaves when its delay ends.
+    pub slot: Option<Duration>,
 }
 
 /// A token-bucket policer (tc's `police` action, net/sched/act_police.c):

@@ -23,6 +23,7 @@ use crate::police::Policer;
 use crate::queue::DropTailQueue;
 use crate::ready::ReadyQueue;
 use crate::rng::{Component, Pcg32};
+use crate::slot::SlotGate;
 use std::collections::VecDeque;
 use tcplab_core::time::Instant;
 
@@ -68,6 +69,8 @@ pub(crate) struct LinkDir {
     /// `to` is a host: a packet arriving there has reached the end of
     /// its route (set by the simulator after `new`).
     pub to_host: bool,
+    /// `to` is a host with GRO on (`gro.rs`).
+    pub to_gro: bool,
     pub queue: DropTailQueue,
     /// The host's fq qdisc on this NIC, replacing `queue` (see `fq.rs`).
     pub fq: Option<Box<FqQdisc>>,
@@ -84,6 +87,8 @@ pub(crate) struct LinkDir {
     pub police: Option<Policer>,
     /// FIFO pipe: `(arrival time ns, packet)`, arrival times non-decreasing.
     pub pipe: VecDeque<(u64, PacketId)>,
+    /// netem's `slot` at the pipe's end, if any (`slot.rs`).
+    pub slot: Option<SlotGate>,
     /// Connections waiting for room in this (host NIC) queue, served in
     /// FIFO order (`ready.rs`).
     pub ready: ReadyQueue,
@@ -124,6 +129,7 @@ impl LinkDir {
             to,
             host_nic,
             to_host: false,
+            to_gro: false,
             queue: DropTailQueue::new(&cfg.queue),
             fq: None,
             watchdog_at: u64::MAX,
@@ -135,6 +141,7 @@ impl LinkDir {
             loss: LossSampler::new(cfg.loss, &cfg.blackouts, r.loss_rng),
             police: cfg.police.as_ref().map(Policer::new),
             pipe: VecDeque::with_capacity(64),
+            slot: cfg.slot.map(|s| SlotGate::new(s.as_nanos())),
             ready: ReadyQueue::default(),
             busy_ns: 0,
             tx_packets: 0,

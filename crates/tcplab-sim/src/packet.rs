@@ -94,7 +94,9 @@ pub enum PacketEventKind {
     Depart,
     /// Reached the far end of `dir` (`node` = that node).
     Arrive,
-    /// Handed to the destination host's TCP stack (`node` = host).
+    /// Handed to the destination host's TCP stack (`node` = host). With
+    /// GRO, once per merged skb, with its merged payload (`gro.rs`); the
+    /// segments merged into it were seen at `Arrive`.
     Deliver,
 }
 

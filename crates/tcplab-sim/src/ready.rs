@@ -141,6 +141,7 @@ mod tests {
             loss: Default::default(),
             blackouts: Vec::new(),
             police: None,
+            slot: None,
         };
         let link = LinkConfig { name: "l".into(), a: 0, b: 1, rate_bps: 10_000_000, ab: d.clone(), ba: d };
         let flows = (0..2000)

@@ -472,7 +472,14 @@ mod tests {
     use tcplab_core::time::Duration;
 
     fn node(kind: NodeKind) -> NodeConfig {
-        NodeConfig { name: String::new(), kind, qdisc: Default::default(), offloads: false, multipath: Multipath::Off }
+        NodeConfig {
+            name: String::new(),
+            kind,
+            qdisc: Default::default(),
+            offloads: false,
+            gro: false,
+            multipath: Multipath::Off,
+        }
     }
     fn link(a: NodeId, b: NodeId) -> LinkConfig {
         let d = DirectionConfig {
@@ -481,6 +488,7 @@ mod tests {
             loss: Default::default(),
             blackouts: Vec::new(),
             police: None,
+            slot: None,
         };
         LinkConfig { name: String::new(), a, b, rate_bps: 1, ab: d.clone(), ba: d }
     }

@@ -51,6 +51,7 @@ use crate::app::{ClientApp, RpcRecorder, ServerApp};
 use crate::config::{AppConfig, NodeId, NodeKind, Qdisc, Repeat, SimConfig};
 use crate::event::EventQueue;
 use crate::fq::{FqQdisc, NONE};
+use crate::gro::{self, Held, NAPI_POLL_WEIGHT};
 use crate::host::{client_ports, Demux, SERVER_PORT};
 use crate::link::{DirRandom, LinkDir};
 use crate::packet::{Packet, PacketArena, PacketEvent, PacketEventKind, PacketId};
@@ -249,6 +250,16 @@ pub struct Sim {
     /// serving the queues; tests bound it).
     pub(crate) ready_served: u64,
     tap: Option<PacketTap>,
+    /// GRO's held skbs during a NAPI poll at a host (`gro.rs`); empty
+    /// between polls.
+    gro_held: Vec<Held>,
+    /// A link direction is handing over one slot's packets: GRO flushes
+    /// when it is done, not after each packet.
+    napi_batch: bool,
+    /// Connections that took segments in the current batch: their
+    /// applications run when it ends (the softirq takes the whole batch
+    /// before the reader's process context runs).
+    napi_woken: Vec<usize>,
     /// With tracing: the trace interval (ns) and each direction's queue
     /// samples so far.
     pub(crate) queue_trace: Option<(u64, Vec<Vec<QueueSample>>)>,
@@ -276,6 +287,7 @@ impl Sim {
                 let random = DirRandom::new(cfg.seed, i, reverse);
                 let mut dir = LinkDir::new(from, to, host_nic, l.rate_bps, d, random);
                 dir.to_host = cfg.nodes[to].kind == NodeKind::Host;
+                dir.to_gro = cfg.nodes[to].gro;
                 if let (true, Qdisc::Fq(fq)) = (host_nic, &cfg.nodes[from].qdisc) {
                     dir.fq = Some(Box::new(FqQdisc::new(fq)));
                 }
@@ -406,6 +418,9 @@ impl Sim {
             data_segments: 0,
             ready_links: ReadyLinks::new(total_conns),
             ready_served: 0,
+            gro_held: Vec::with_capacity(8),
+            napi_batch: false,
+            napi_woken: Vec::with_capacity(8),
             tap: None,
             queue_trace,
             node_names: cfg.nodes.iter().map(|n| n.name.clone()).collect(),
@@ -620,6 +635,14 @@ impl Sim {
         let dir = &mut self.dirs[d];
         dir.in_service = Some((id, len));
         dir.tx_start = self.now;
+        if let Some(g) = dir.slot.as_mut() {
+            // The shaper releases the packet into netem now: netem's
+            // enqueue runs its dequeue (`slot.rs`).
+            match dir.pipe.front() {
+                Some(&(due, _)) => g.call(self.now.as_nanos(), due),
+                None => g.pending_call = Some(self.now.as_nanos()),
+            }
+        }
         let done = self.now + Duration::from_nanos(dir.ser.tx_time_ns(len));
         self.events.push(done, Event::TxDone(d as u32));
     }
@@ -636,6 +659,9 @@ impl Sim {
         let dir = &mut self.dirs[d];
         if dir.loss.lose(now) {
             dir.loss_drops += 1;
+            if let Some(g) = dir.slot.as_mut() {
+                g.pending_call = None;
+            }
             self.tap(PacketEventKind::Drop, from, Some(d), id);
             self.packets.free(id);
         } else {
@@ -663,7 +689,18 @@ impl Sim {
         let now = self.now;
         let dir = &mut self.dirs[d];
         let arrive = dir.delay.arrival(now, &mut dir.rng);
-        if dir.delay.is_fifo() {
+        if let Some(g) = dir.slot.as_mut() {
+            let due = arrive.as_nanos();
+            if let Some(c) = g.pending_call.take() {
+                g.call(c, due);
+            }
+            dir.pipe.push_back((due, id));
+            if !g.armed {
+                g.armed = true;
+                let (head, _) = dir.pipe[0];
+                self.events.push(Instant::from_nanos(g.wake_at(head)), Event::PipeHead(d as u32));
+            }
+        } else if dir.delay.is_fifo() {
             let was_empty = dir.pipe.is_empty();
             dir.pipe.push_back((arrive.as_nanos(), id));
             if was_empty {
@@ -675,12 +712,60 @@ impl Sim {
     }
 
     fn on_pipe_head(&mut self, d: usize) {
+        if self.dirs[d].slot.is_some() {
+            self.slot_release(d);
+            return;
+        }
         let dir = &mut self.dirs[d];
         let Some((_, id)) = dir.pipe.pop_front() else { return };
         if let Some(&(t, _)) = dir.pipe.front() {
             self.events.push(Instant::from_nanos(t), Event::PipeHead(d as u32));
         }
         self.arrive(d, id);
+    }
+
+    /// netem's watchdog on a slotted direction (`slot.rs`): one dequeue
+    /// call, which hands over every packet due by the open slot; a
+    /// receiving host takes them in one NAPI poll (`gro.rs`).
+    fn slot_release(&mut self, d: usize) {
+        let now = self.now.as_nanos();
+        self.napi_batch = true;
+        let mut polled = 0;
+        loop {
+            let dir = &mut self.dirs[d];
+            let Some(g) = dir.slot.as_mut() else { break };
+            g.armed = false;
+            let Some(&(due, id)) = dir.pipe.front() else {
+                // The packet being serialized is in netem already (its
+                // due time is later than now): the call redraws the slot.
+                if dir.in_service.is_some() {
+                    g.call(now, u64::MAX);
+                }
+                break;
+            };
+            g.call(now, due);
+            if !g.open(now, due) {
+                g.armed = true;
+                self.events.push(Instant::from_nanos(g.wake_at(due)), Event::PipeHead(d as u32));
+                break;
+            }
+            dir.pipe.pop_front();
+            self.arrive(d, id);
+            polled += 1;
+            if polled % NAPI_POLL_WEIGHT == 0 {
+                self.gro_flush(self.dirs[d].to);
+            }
+        }
+        if self.dirs[d].to_gro {
+            self.gro_flush(self.dirs[d].to);
+        }
+        self.napi_batch = false;
+        let mut woken = std::mem::take(&mut self.napi_woken);
+        for &c in &woken {
+            self.after_conn_event(c, true);
+        }
+        woken.clear();
+        self.napi_woken = woken;
     }
 
     /// Packet `id` reached the far end of direction `d`.
@@ -690,7 +775,14 @@ impl Sim {
         self.tap(PacketEventKind::Arrive, node, Some(d), id);
         if to_host {
             // Hosts do not forward: the end of the route.
-            self.deliver(node, id);
+            if self.dirs[d].to_gro {
+                self.gro_receive(node, id);
+                if !self.napi_batch {
+                    self.gro_flush(node);
+                }
+            } else {
+                self.deliver(node, id, 0);
+            }
         } else {
             let p = self.packets.get_mut(id);
             let next = self.routes[p.next as usize] as usize;
@@ -701,8 +793,52 @@ impl Sim {
 
     // ---- hosts -----------------------------------------------------------
 
-    /// Hands packet `id` to host `host`'s TCP stack.
-    fn deliver(&mut self, host: NodeId, id: PacketId) {
+    /// `dev_gro_receive` for packet `id` at host `host`: merge it into its
+    /// flow's held skb, or hold it, or hand it (and what it ends) to TCP.
+    fn gro_receive(&mut self, host: NodeId, id: PacketId) {
+        let p = *self.packets.get(id);
+        if p.raw {
+            self.deliver(host, id, 0);
+            return;
+        }
+        let key = (p.flow, p.from_client, p.seg.src_port, p.seg.dst_port);
+        if let Some(i) = self.gro_held.iter().position(|h| h.key == key) {
+            let h = self.gro_held[i];
+            let held = &mut self.packets.get_mut(h.id).seg;
+            if gro::can_merge(held, h.gso_size, &p.seg) {
+                gro::merge(held, &p.seg);
+                self.gro_held[i].count += 1;
+                // TCP sees the merged skb: its delivery is tapped once.
+                self.packets.free(id);
+                self.data_segments += 1;
+                if gro::ends_skb(&p.seg, h.gso_size) {
+                    let h = self.gro_held.remove(i);
+                    self.deliver(host, h.id, h.delivered_gso_size());
+                }
+                return;
+            }
+            // Not mergeable: the held skb goes up first.
+            self.gro_held.remove(i);
+            self.deliver(host, h.id, h.delivered_gso_size());
+        }
+        if gro::ends_skb(&p.seg, 1) {
+            self.deliver(host, id, 0);
+        } else {
+            self.gro_held.push(Held { key, id, gso_size: p.seg.payload_len, count: 1 });
+        }
+    }
+
+    /// `napi_gro_flush`: every held skb goes up, oldest first.
+    fn gro_flush(&mut self, host: NodeId) {
+        while !self.gro_held.is_empty() {
+            let h = self.gro_held.remove(0);
+            self.deliver(host, h.id, h.delivered_gso_size());
+        }
+    }
+
+    /// Hands packet `id` to host `host`'s TCP stack; `gso_size` is nonzero
+    /// for a segment GRO merged from several (`gro.rs`).
+    fn deliver(&mut self, host: NodeId, id: PacketId, gso_size: u32) {
         let p = *self.packets.get(id);
         if p.raw {
             self.tap(PacketEventKind::Deliver, host, None, id);
@@ -722,8 +858,21 @@ impl Sim {
         let c = c as usize;
         let now = self.now;
         let Some(tcp) = self.conns[c].tcp.as_mut() else { return };
-        tcp.handle_segment(now, &p.seg);
-        self.after_conn_event(c, true);
+        if gso_size != 0 {
+            tcp.handle_gro_segment(now, &p.seg, gso_size);
+        } else {
+            tcp.handle_segment(now, &p.seg);
+        }
+        if self.napi_batch {
+            // The softirq sends what this segment owes (its ACK, data the
+            // ACK let out); the application waits for the batch's end.
+            self.drain_transmit(c);
+            if !self.napi_woken.contains(&c) {
+                self.napi_woken.push(c);
+            }
+        } else {
+            self.after_conn_event(c, true);
+        }
     }
 
     /// Runs the application, transmits, samples the trace and re-arms the

@@ -68,6 +68,9 @@ impl SimConfig {
             if node.kind == NodeKind::Host && node.multipath != Multipath::Off {
                 return Err(format!("{at}.multipath: a host does not forward; ECMP applies to switches"));
             }
+            if node.kind == NodeKind::Switch && node.gro {
+                return Err(format!("{at}.gro: GRO merges what a host receives for its TCP; a switch forwards"));
+            }
             if let Qdisc::Fq(fq) = &node.qdisc {
                 if node.kind != NodeKind::Host {
                     return Err(format!("{at}.qdisc: fq is a host qdisc; a switch's queues are its links' queues"));
@@ -247,6 +250,17 @@ fn check_direction(at: &str, d: &DirectionConfig) -> Result<(), String> {
             return Err(format!("{at}.blackout[{i}]: starts before blackout[{}] ends; give them in time order", i - 1));
         }
         prev_end = b.end;
+    }
+    if let Some(slot) = d.slot {
+        if slot == Duration::ZERO || slot > Duration::from_secs(1) {
+            return Err(format!("{at}.slot must be positive and at most 1s"));
+        }
+        if matches!(d.delay, DelayModel::Uniform { .. }) {
+            return Err(format!(
+                "{at}.slot: the uniform delay reorders packets, and a slot is modelled only over a delay that keeps \
+                 their order (fixed, ordered-jitter, on-off, random-walk)"
+            ));
+        }
     }
     if let Some(p) = &d.police {
         if p.rate_bps == 0 {

@@ -305,3 +305,45 @@ fn test_slowly_varying_and_on_off_delays_keep_order() {
         assert!(varied.len() > 5, "{model:?}: the delay should vary");
     }
 }
+
+// ---- netem's slot ---------------------------------------------------------
+
+/// One link a → b of `rate_bps`, 10 ms, with netem's `slot`.
+fn slotted(rate_bps: u64, slot: Duration) -> SimConfig {
+    let mut l = link("l", 0, 1, rate_bps, fixed(Duration::from_millis(10)), queue(Limit::Packets(100)));
+    l.ab.slot = Some(slot);
+    config(vec![host("a"), host("b")], vec![l], vec![route_only_flow("f", 0, 1)])
+}
+
+#[test]
+fn test_slot_releases_what_came_due_together_when_the_slot_opens() {
+    // 12 Mbit/s: a 1500-byte packet every 1 ms, due at 11, 12, ... 16 ms.
+    // Each enqueue (at 0..5 ms) redraws the slot to 3 ms later (8 at the
+    // last); the watchdog at 11 finds it open at 8 < 11 and redraws it to
+    // 14, when the four packets due by then leave together; the next head
+    // (due 15) redraws it to 17.
+    let mut sim = Sim::new(&slotted(12_000_000, Duration::from_millis(3))).unwrap();
+    let log = record(&mut sim);
+    for i in 1..=6 {
+        sim.inject_raw(0, true, data_seg(i, 1460, Ecn::NotEct));
+    }
+    sim.run_until(Instant::from_millis(100));
+    assert_eq!(
+        deliveries(&log.borrow()),
+        [(ms(14), 1), (ms(14), 2), (ms(14), 3), (ms(14), 4), (ms(17), 5), (ms(17), 6)]
+    );
+}
+
+#[test]
+fn test_slot_holds_a_packet_one_slot_past_its_due_time_when_the_last_draw_came_earlier() {
+    // 1 Mbit/s: 12 ms per packet, due at 22, 34 and 46 ms. A 5 ms slot drawn
+    // at each due time (nothing else calls netem's dequeue within 5 ms of
+    // it) holds each packet 5 ms: 27, 39, 51.
+    let mut sim = Sim::new(&slotted(1_000_000, Duration::from_millis(5))).unwrap();
+    let log = record(&mut sim);
+    for i in 1..=3 {
+        sim.inject_raw(0, true, data_seg(i, 1460, Ecn::NotEct));
+    }
+    sim.run_until(Instant::from_millis(100));
+    assert_eq!(deliveries(&log.borrow()), [(ms(27), 1), (ms(39), 2), (ms(51), 3)]);
+}

@@ -221,15 +221,18 @@ fn arb_limit() -> impl Strategy<Value = Limit> {
 }
 
 fn arb_dir() -> impl Strategy<Value = DirectionConfig> {
-    (arb_delay(), arb_limit(), proptest::option::of(arb_limit())).prop_map(|(delay, limit, ecn_threshold)| {
-        DirectionConfig {
+    // A slot now and then, 0 (invalid) included.
+    let slot = prop_oneof![4 => Just(None), 1 => (0u64..3_000_000).prop_map(|ns| Some(Duration::from_nanos(ns)))];
+    (arb_delay(), arb_limit(), proptest::option::of(arb_limit()), slot).prop_map(
+        |(delay, limit, ecn_threshold, slot)| DirectionConfig {
             delay,
             queue: QueueConfig { limit, ecn_threshold },
             loss: Default::default(),
             blackouts: Vec::new(),
             police: None,
-        }
-    })
+            slot,
+        },
+    )
 }
 
 /// Mostly valid topologies: `h` hosts (nodes `0..h`) each attached to a
@@ -276,7 +279,11 @@ fn arb_config() -> impl Strategy<Value = SimConfig> {
             nodes: (0..n)
                 .map(|i| {
                     if i < h {
-                        NodeConfig { qdisc: qdiscs[i].clone(), ..host(&format!("h{i}")) }
+                        NodeConfig {
+                            qdisc: qdiscs[i].clone(),
+                            gro: seed % (i as u64 + 2) == 0,
+                            ..host(&format!("h{i}"))
+                        }
                     } else {
                         switch(&format!("s{i}"))
                     }

@@ -313,6 +313,9 @@ pub struct Connection {
     probes_tstamp: Option<u32>,
     /// `TCP_USER_TIMEOUT` (`icsk_user_timeout`), ms; 0 = off.
     user_timeout_ms: u32,
+    /// `gso_size` of the segment being received ([`Self::handle_gro_segment`]);
+    /// 0 outside it and for single segments.
+    rx_gso_size: u32,
     /// `RCV_SHUTDOWN` in `sk->sk_shutdown`: the application reads no more.
     rcv_shutdown: bool,
     /// `sk->sk_err`.
@@ -406,6 +409,7 @@ impl Connection {
             probes_out: 0,
             probes_tstamp: None,
             user_timeout_ms: 0,
+            rx_gso_size: 0,
             rcv_shutdown: false,
             sk_err: None,
             xmit_blocked: false,
@@ -829,6 +833,16 @@ impl Connection {
     // Segment arrival (tcp_v4_rcv → tcp_rcv_state_process)
     // ------------------------------------------------------------------
 
+    /// Processes a segment that GRO merged from segments of `gso_size`
+    /// payload bytes each (net/ipv4/tcp_offload.c `tcp_gro_receive`): TCP
+    /// sees one skb, so it answers once, and measures the peer's MSS by
+    /// `gso_size` (`tcp_measure_rcv_mss`).
+    pub fn handle_gro_segment(&mut self, now: Instant, seg: &SegmentRepr, gso_size: u32) {
+        self.rx_gso_size = gso_size;
+        self.handle_segment(now, seg);
+        self.rx_gso_size = 0;
+    }
+
     /// Processes one segment addressed to this endpoint.
     pub fn handle_segment(&mut self, now: Instant, seg: &SegmentRepr) {
         self.set_now(now);
@@ -1098,6 +1112,7 @@ impl Connection {
             tsval_now: self.ts_now(),
             old_ack,
             fin_sent: matches!(self.state, TcpState::FinWait1 | TcpState::FinWait2 | TcpState::Closing),
+            gso_size: self.rx_gso_size,
         }
     }
 

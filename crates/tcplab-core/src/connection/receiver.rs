@@ -111,6 +111,9 @@ pub(crate) struct RcvEnv {
     /// We have sent our FIN (FIN-WAIT-1/2): `tcp_fin` ACKs a FIN at once
     /// instead of entering pingpong mode.
     pub fin_sent: bool,
+    /// `skb_shinfo(skb)->gso_size` of the segment being received: the
+    /// size of the segments GRO merged into it, 0 for a single one.
+    pub gso_size: u32,
 }
 
 /// What one segment did on the receive side ([`Receiver::on_segment`]).
@@ -687,7 +690,7 @@ impl Receiver {
     fn event_data_recv(&mut self, now: Instant, seg: &SegmentRepr, env: &RcvEnv, out: &mut RcvOutcome) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_event_data_recv
         self.delack.pending |= ICSK_ACK_SCHED;
-        self.measure_rcv_mss(seg, &env.negotiated);
+        self.measure_rcv_mss(seg, env);
         self.rcv_rtt.measure(now, self.rcv_nxt, self.win.rcv_wnd);
         self.delack.on_data_recv(now, env.rto, self.win.rcv_wnd);
         self.ecn_check_ce(seg, env, out);
@@ -698,18 +701,20 @@ impl Receiver {
 
     /// `tcp_measure_rcv_mss` ([`DelayedAck::measure_rcv_mss`]). A segment
     /// above the MSS estimate also refreshes `scaling_ratio` (≥ v6.5) and
-    /// `window_clamp` with it (≥ v6.12).
-    fn measure_rcv_mss(&mut self, seg: &SegmentRepr, negotiated: &Negotiated) {
+    /// `window_clamp` with it (≥ v6.12). A GRO-merged segment is measured
+    /// by its `gso_size` ("skb->len may jitter"), its ratio by the whole.
+    fn measure_rcv_mss(&mut self, seg: &SegmentRepr, env: &RcvEnv) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_measure_rcv_mss
-        let len = seg.payload_len;
-        if len > self.delack.rcv_mss && self.buf.measure_scaling_ratio(len) {
+        let negotiated = &env.negotiated;
+        let len = if env.gso_size != 0 { env.gso_size } else { seg.payload_len };
+        if len > self.delack.rcv_mss && self.buf.measure_scaling_ratio(seg.payload_len) {
             let w = self.buf.full_space().max(0) as u32;
             self.win.set_clamp(w);
             self.buf.cap_space(self.win.window_clamp);
         }
         // tp->tcp_header_len: the header and the options every segment carries.
         let tcp_header_len = TCP_HDR_LEN + negotiated.options_len();
-        self.delack.measure_rcv_mss(seg, self.advmss, tcp_header_len);
+        self.delack.measure_rcv_mss(seg, len, self.advmss, tcp_header_len);
     }
 
     /// `tcp_grow_window` ([`RcvWindow::grow`]); a grown window earns a

@@ -21,7 +21,8 @@ pub fn queue(limit: Limit) -> QueueConfig {
 
 /// A symmetric link with the given delay model and queue both ways.
 pub fn link(name: &str, a: NodeId, b: NodeId, rate_bps: u64, delay: DelayModel, q: QueueConfig) -> LinkConfig {
-    let d = DirectionConfig { delay, queue: q, loss: Default::default(), blackouts: Vec::new(), police: None };
+    let d =
+        DirectionConfig { delay, queue: q, loss: Default::default(), blackouts: Vec::new(), police: None, slot: None };
     LinkConfig { name: name.into(), a, b, rate_bps, ab: d.clone(), ba: d }
 }
 
@@ -85,6 +86,8 @@ pub struct Obs {
     pub flow: usize,
     pub seq: u32,
     pub ecn: Ecn,
+    /// Payload bytes (of the skb TCP took, for a delivery GRO merged into).
+    pub len: u32,
 }
 
 /// A shared log of observations.
@@ -109,6 +112,7 @@ pub fn record(sim: &mut Sim) -> Log {
             flow: ev.flow,
             seq: ev.seg.seq.0,
             ecn: ev.seg.ecn,
+            len: ev.seg.payload_len,
         })
     }));
     Log(log)

@@ -189,13 +189,13 @@ impl DelayedAck {
     /// segment size for the "ACK every second full-sized segment" rule,
     /// learning a smaller MSS from two equal short segments in a row; a
     /// pushed or short segment marks `ICSK_ACK_PUSHED` (twice:
-    /// `ICSK_ACK_PUSHED2`). `tcp_header_len` is the header we expect
-    /// (20, or 32 with timestamps).
-    pub(super) fn measure_rcv_mss(&mut self, seg: &SegmentRepr, advmss: u32, tcp_header_len: u32) {
+    /// `ICSK_ACK_PUSHED2`). `len` is the segment's `gso_size`, or its
+    /// payload when it is not GRO-merged; `tcp_header_len` is the header we
+    /// expect (20, or 32 with timestamps).
+    pub(super) fn measure_rcv_mss(&mut self, seg: &SegmentRepr, len: u32, advmss: u32, tcp_header_len: u32) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_measure_rcv_mss
         let lss = self.last_seg_size;
         self.last_seg_size = 0;
-        let len = seg.payload_len;
         if len >= self.rcv_mss {
             self.rcv_mss = len.min(advmss);
             // "If the skb has a len of exactly 1*MSS and has the PSH bit set
@@ -206,7 +206,7 @@ impl DelayedAck {
         } else {
             // "len" is invariant segment length, including TCP header.
             let hdr = TCP_HDR_LEN + seg.options.wire_len() as u32;
-            let len = len + hdr;
+            let len = seg.payload_len + hdr;
             let remnant = seg.flags.0 & (TcpFlags::FIN.0 | TcpFlags::URG.0 | TcpFlags::SYN.0 | TcpFlags::PSH.0) != 0;
             if len >= TCP_MSS_DEFAULT + TCP_HDR_LEN || (len >= TCP_MIN_MSS + TCP_HDR_LEN && !remnant) {
                 let len = len.saturating_sub(tcp_header_len);

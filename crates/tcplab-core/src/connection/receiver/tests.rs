@@ -424,6 +424,25 @@ fn test_established_data_quickack_at_start() {
 }
 
 #[test]
+fn test_gro_merged_segment_measures_rcv_mss_by_its_gso_size() {
+    // A peer sending 1000-byte segments, four of them merged by GRO: TCP
+    // learns 1000 (`gso_size`), not min(4000, advmss) as it would from the
+    // skb's length ("skb->len may jitter").
+    let mut h = Harness::server();
+    assert_eq!(h.r.rcv_mss(), 536);
+    h.env.gso_size = 1000;
+    let seg = h.data(0, 4000);
+    let (out, _) = send!(h, seg);
+    assert_eq!(out.delivered, 4000);
+    assert_eq!(h.r.rcv_mss(), 1000);
+    // The same skb without GRO's gso_size.
+    let mut h = Harness::server();
+    let seg = h.data(0, 4000);
+    send!(h, seg);
+    assert_eq!(h.r.rcv_mss(), h.r.advmss);
+}
+
+#[test]
 fn test_established_data_quickack_budget() {
     let mut h = Harness::server();
     let seg = h.data(0, MSS);
@@ -1319,6 +1338,7 @@ fn fuzz_one(seed: u64, steps: usize) {
             tsval_now: rng.next(),
             old_ack: rng.one_in(8),
             fin_sent: rng.one_in(8),
+            gso_size: if rng.one_in(4) { 1 + rng.next() % 2000 } else { 0 },
         };
         match rng.next() % 10 {
             0..=5 => {
