@@ -401,7 +401,10 @@ fn test_kernel_random_loss_is_netems_and_counted_apart() {
     assert!(v["flows"][0]["completed_at_s"].is_f64(), "{}", v["flows"][0]);
     let l = v["links"].as_array().unwrap().iter().find(|l| l["id"] == "bottleneck:sw->receiver").unwrap().clone();
     let (lost, sent) = (l["loss_drops"].as_f64().unwrap(), l["tx_packets"].as_f64().unwrap());
-    assert!(sent > 500.0 && (0.004..0.025).contains(&(lost / sent)), "{l}");
+    // About 1,450 packets at 1 %: 14.5 losses expected (Poisson); fewer
+    // than 3 or more than 36 happen in about 6 runs in 100,000 (netem's
+    // draws are not seeded; the bound at 6 failed once in CI-like runs).
+    assert!(sent > 500.0 && (0.002..0.025).contains(&(lost / sent)), "{l}");
     let back = v["links"].as_array().unwrap().iter().find(|l| l["id"] == "bottleneck:receiver->sw").unwrap().clone();
     assert_eq!(back["loss_drops"], 0, "{back}");
     assert!(v["flows"][0]["retransmits"].as_f64().unwrap() >= lost * 0.9, "{}", v["flows"][0]);
