@@ -1093,7 +1093,7 @@ impl Receiver {
     /// answers marks the connection interactive (pingpong), which stops
     /// quick ACKs and lengthens delayed ACKs.
     pub(crate) fn on_data_sent(&mut self, now: Instant) {
-        self.delack.on_data_sent(now, self.knobs.pingpong_first_reply_only);
+        self.delack.on_data_sent(now);
     }
 
     // ------------------------------------------------------------------

@@ -41,8 +41,8 @@ pub(super) const ICSK_ACK_NOW: u8 = 16;
 pub(super) const ICSK_ACK_NOMEM: u8 = 32;
 
 /// `icsk_ack` (with its estimate of the peer's MSS, which sizes the
-/// "ACK every second full-sized segment" rule) plus the two time stamps
-/// pingpong detection compares (`lrcvtime`, `tp->lsndtime`).
+/// "ACK every second full-sized segment" rule) plus the receive time
+/// stamp pingpong detection compares a reply with (`lrcvtime`).
 #[derive(Clone, Debug)]
 pub(super) struct DelayedAck {
     /// `HZ`: the jiffy clock's rate.
@@ -64,8 +64,6 @@ pub(super) struct DelayedAck {
     pub(super) delayed_ack_reserved: bool,
     /// Last data receive time, jiffies.
     lrcvtime: u32,
-    /// Last data send time (`tp->lsndtime`), jiffies.
-    lsndtime: u32,
     /// `icsk_ack.last_seg_size`, bytes.
     last_seg_size: u32,
     /// `icsk_ack.rcv_mss`: estimated peer MSS, bytes.
@@ -84,18 +82,15 @@ impl DelayedAck {
             timeout: 0,
             delayed_ack_reserved: false,
             lrcvtime: 0,
-            lsndtime: 0,
             last_seg_size: 0,
             rcv_mss: TCP_MSS_DEFAULT,
         }
     }
 
-    /// The connection reached ESTABLISHED: both time stamps start now
-    /// (`tcp_finish_connect`, `tcp_create_openreq_child`).
+    /// The connection reached ESTABLISHED: the receive time stamp starts
+    /// now (`tcp_finish_connect`, `tcp_create_openreq_child`).
     pub(super) fn on_established(&mut self, now: Instant) {
-        let j = self.jiffies(now);
-        self.lrcvtime = j;
-        self.lsndtime = j;
+        self.lrcvtime = self.jiffies(now);
     }
 
     // ------------------------------------------------------------------
@@ -339,25 +334,18 @@ impl DelayedAck {
         timers.stop(Timer::Dack);
     }
 
-    /// `tcp_event_data_sent`: a reply sent within `ato` of the data it
-    /// answers marks the connection interactive (pingpong), which stops
-    /// quick ACKs and lengthens delayed ACKs. ≥ v5.1
-    /// (`first_reply_only`) only the first reply counts.
-    pub(super) fn on_data_sent(&mut self, now: Instant, first_reply_only: bool) {
+    /// `tcp_event_data_sent`: a reply sent within `ato` of the last data
+    /// received marks the connection interactive (pingpong), which stops
+    /// quick ACKs and lengthens delayed ACKs. Every such reply counts
+    /// (`inet_csk_inc_pingpong_cnt`; ≤ v4.20 `pingpong = 1`), as in v6.0
+    /// and later and before v5.1: v5.1–v5.19 counted only the first reply
+    /// sent in a later jiffy than the data (4a41f453bedf, reverted by
+    /// 4d8f24eeedc5), an era no preset runs.
+    pub(super) fn on_data_sent(&mut self, now: Instant) {
         //= linux:v6.13:net/ipv4/tcp_output.c#tcp_event_data_sent
-        let j = self.jiffies(now);
-        let within_ato = j.wrapping_sub(self.lrcvtime) < self.ato;
-        if first_reply_only {
-            // "If this is the first data packet sent in response to the
-            // previous received data, and it is a reply for ato after last
-            // received packet, increase pingpong count."
-            if (self.lsndtime.wrapping_sub(self.lrcvtime) as i32) < 0 && within_ato {
-                self.pingpong = self.pingpong.saturating_add(1);
-            }
-        } else if within_ato {
-            self.pingpong = TCP_PINGPONG_THRESH;
+        if self.jiffies(now).wrapping_sub(self.lrcvtime) < self.ato {
+            self.pingpong = self.pingpong.saturating_add(1);
         }
-        self.lsndtime = j;
     }
 
     // ------------------------------------------------------------------

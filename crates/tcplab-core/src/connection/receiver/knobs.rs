@@ -41,9 +41,6 @@ pub(crate) struct RcvKnobs {
     /// ≥ v5.x `tcp_grow_window`: grow by `max(2·advmss, 2·len)` bounded by
     /// the room left; before, by `2·advmss` up to `window_clamp`.
     pub grow_window_room: bool,
-    /// ≥ v5.1 `tcp_event_data_sent`: only the first reply to received data
-    /// counts toward pingpong mode.
-    pub pingpong_first_reply_only: bool,
     /// ≥ v5.10: the delayed-ACK timeout is capped by `icsk_delack_max`.
     pub delack_max_cap: bool,
     /// ≥ v4.18 ("tcp: do not cancel delay-AcK on DCTCP special ACK", "tcp:
@@ -69,7 +66,6 @@ impl RcvKnobs {
         measured_scaling_ratio: true,
         init_rwnd_segs: 0,
         grow_window_room: true,
-        pingpong_first_reply_only: true,
         delack_max_cap: true,
         special_ack_keeps_delack: true,
     };
@@ -84,7 +80,6 @@ impl RcvKnobs {
         measured_scaling_ratio: false,
         init_rwnd_segs: 20,
         grow_window_room: false,
-        pingpong_first_reply_only: false,
         delack_max_cap: false,
         special_ack_keeps_delack: false,
     };
