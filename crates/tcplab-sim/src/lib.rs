@@ -9,7 +9,9 @@
 //! - [`rng`]: PCG32, one stream per component.
 //! - `packet`: packets in an arena; [`PacketEvent`] for observers.
 //! - `queue`, `delay`, `link`: a link direction's drop-tail/ECN queue,
-//!   serializer and propagation delay model.
+//!   serializer and propagation delay model; `slot`: netem's slot at the
+//!   end of a delay, which releases packets in batches; `gro`: GRO at a
+//!   receiving host, merging a batch's segments per flow.
 //! - `fq`: the sch_fq qdisc of hosts that use it; `sim_fq`: pacing and
 //!   the glue between connections, fq and the NIC (docs/sim-fq.md).
 //! - `routing`: static shortest-path routes, ECMP at switches, which hosts
