@@ -313,9 +313,6 @@ pub struct Connection {
     probes_tstamp: Option<u32>,
     /// `TCP_USER_TIMEOUT` (`icsk_user_timeout`), ms; 0 = off.
     user_timeout_ms: u32,
-    /// `gso_size` of the segment being received ([`Self::handle_gro_segment`]);
-    /// 0 outside it and for single segments.
-    rx_gso_size: u32,
     /// `RCV_SHUTDOWN` in `sk->sk_shutdown`: the application reads no more.
     rcv_shutdown: bool,
     /// `sk->sk_err`.
@@ -409,7 +406,6 @@ impl Connection {
             probes_out: 0,
             probes_tstamp: None,
             user_timeout_ms: 0,
-            rx_gso_size: 0,
             rcv_shutdown: false,
             sk_err: None,
             xmit_blocked: false,
@@ -838,13 +834,16 @@ impl Connection {
     /// sees one skb, so it answers once, and measures the peer's MSS by
     /// `gso_size` (`tcp_measure_rcv_mss`).
     pub fn handle_gro_segment(&mut self, now: Instant, seg: &SegmentRepr, gso_size: u32) {
-        self.rx_gso_size = gso_size;
-        self.handle_segment(now, seg);
-        self.rx_gso_size = 0;
+        self.handle_skb(now, seg, gso_size);
     }
 
     /// Processes one segment addressed to this endpoint.
     pub fn handle_segment(&mut self, now: Instant, seg: &SegmentRepr) {
+        self.handle_skb(now, seg, 0);
+    }
+
+    /// One skb: a segment, or `gso_size` > 0 for one GRO merged.
+    fn handle_skb(&mut self, now: Instant, seg: &SegmentRepr, gso_size: u32) {
         self.set_now(now);
         self.tp.mib.inc(Mib::TcpInSegs);
         self.rcv_tsecr =
@@ -866,7 +865,7 @@ impl Connection {
             TcpState::TimeWait => self.rcv_time_wait(seg),
             TcpState::Listen => self.rcv_listen(seg),
             TcpState::SynSent => self.rcv_synsent(now, seg),
-            _ => self.rcv_synchronized(now, seg),
+            _ => self.rcv_synchronized(now, seg, gso_size),
         }
         if ack_ok && self.state.synchronized() {
             self.probes_out = 0;
@@ -976,7 +975,7 @@ impl Connection {
     }
 
     /// Synchronized states, and SYN-RECEIVED (`tcp_rcv_state_process`).
-    fn rcv_synchronized(&mut self, now: Instant, seg: &SegmentRepr) {
+    fn rcv_synchronized(&mut self, now: Instant, seg: &SegmentRepr, gso_size: u32) {
         // tcp_validate_incoming: PAWS and tcp_sequence.
         let paws = self.rcv.paws_reject(seg, &self.negotiated);
         if paws && !seg.flags.rst() {
@@ -1028,7 +1027,7 @@ impl Connection {
         if self.abort_on_data(seg) {
             return;
         }
-        let env = self.rcv_env(old_ack);
+        let env = receiver::RcvEnv { gso_size, ..self.rcv_env(old_ack) };
         let out = self.rcv.on_segment(now, seg, &env, &mut self.timers, &mut self.tp.mib);
         if let Some(ce) = out.ce {
             if self.cc.needs_ecn() {
@@ -1112,7 +1111,7 @@ impl Connection {
             tsval_now: self.ts_now(),
             old_ack,
             fin_sent: matches!(self.state, TcpState::FinWait1 | TcpState::FinWait2 | TcpState::Closing),
-            gso_size: self.rx_gso_size,
+            gso_size: 0,
         }
     }
 
