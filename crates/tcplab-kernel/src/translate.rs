@@ -759,8 +759,7 @@ impl Translator<'_> {
             // netem's `slot MIN MAX` (equal: a fixed interval).
             let slot: Vec<String> = match conf.slot {
                 Some(s) => {
-                    let n = s.as_nanos();
-                    let s = format!("{}.{:03}us", n / 1000, n % 1000);
+                    let s = netem_time(s.as_nanos());
                     vec!["slot".to_string(), s.clone(), s]
                 }
                 None => Vec::new(),
@@ -868,10 +867,8 @@ impl Translator<'_> {
     fn netem_delay(&self, l: usize, dir: &str, delay: &DelayModel) -> Result<Vec<String>> {
         let link = &self.cfg.links[l];
         let rate = format!("{}bit", link.rate_bps);
-        // tc takes no "ns" unit; microseconds with three decimals are exact.
-        let ns = |d: u64| format!("{}.{:03}us", d / 1000, d % 1000);
         Ok(match delay {
-            DelayModel::Fixed(d) => vec!["delay".into(), ns(d.as_nanos()), "rate".into(), rate],
+            DelayModel::Fixed(d) => vec!["delay".into(), netem_time(d.as_nanos()), "rate".into(), rate],
             DelayModel::Uniform { min, max } => {
                 let (min, max) = (min.as_nanos(), max.as_nanos());
                 // Serialization of a full-sized packet: netem adds the
@@ -879,23 +876,23 @@ impl Translator<'_> {
                 let tx = (self.mtu as u128 * 8_000_000_000).div_ceil(link.rate_bps.max(1) as u128) as u64;
                 let mid = min + (max - min) / 2 + tx;
                 let half = (max - min) / 2;
-                let mut v = vec!["delay".to_string(), ns(mid)];
+                let mut v = vec!["delay".to_string(), netem_time(mid)];
                 if half > 0 {
-                    v.push(ns(half));
+                    v.push(netem_time(half));
                 }
                 v
             }
             DelayModel::OrderedJitter { base, jitter } => {
                 let half = jitter.as_nanos() / 2;
-                let mut v = vec!["delay".to_string(), ns(base.as_nanos() + half)];
+                let mut v = vec!["delay".to_string(), netem_time(base.as_nanos() + half)];
                 if half > 0 {
-                    v.push(ns(half));
+                    v.push(netem_time(half));
                 }
                 v.extend(["rate".to_string(), rate]);
                 v
             }
             // The off state; the agent switches it (see `direction`).
-            DelayModel::OnOff { base, .. } => vec!["delay".into(), ns(base.as_nanos()), "rate".into(), rate],
+            DelayModel::OnOff { base, .. } => vec!["delay".into(), netem_time(base.as_nanos()), "rate".into(), rate],
             DelayModel::RandomWalk { .. } => {
                 return Err(KernelError::field(
                     format!("link[{l}].{dir}.delay"),
@@ -931,6 +928,12 @@ impl Translator<'_> {
             }
         }
     }
+}
+
+/// A netem time argument: tc takes no "ns" unit; microseconds with three
+/// decimals are exact.
+fn netem_time(ns: u64) -> String {
+    format!("{}.{:03}us", ns / 1000, ns % 1000)
 }
 
 /// netem's loss arguments (`loss random P`, `loss gemodel p r 1-h 1-k`),

@@ -529,7 +529,7 @@ fn police(f: F<'_>) -> Result<Police> {
 /// interval at which the direction's delay releases what has come due.
 fn slot(f: F<'_>) -> Result<Duration> {
     let d = f.positive_time()?;
-    if d > Duration::from_secs(1) {
+    if d > tcplab_sim::MAX_SLOT {
         return Err(f.err("a slot longer than 1s holds packets past any retransmission timer; give at most \"1s\""));
     }
     Ok(d)

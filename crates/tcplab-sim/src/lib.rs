@@ -62,7 +62,7 @@ pub use packet::{PacketEvent, PacketEventKind};
 pub use result::{QueueSample, RunResult};
 pub use routing::{dir_index, first_multipath, host_ip, next_hops_to, Reachability};
 pub use sim::{PacketTap, Sim};
-pub use validate::{ConfigError, FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MIN_MTU};
+pub use validate::{ConfigError, FQ_MAX_QUANTUM, MAX_APP_TIME, MAX_DELAY, MAX_SLOT, MIN_MTU};
 
 /// Validates `cfg` and simulates it for `cfg.duration`.
 pub fn run(cfg: &SimConfig) -> Result<RunResult, ConfigError> {

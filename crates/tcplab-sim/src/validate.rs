@@ -16,6 +16,9 @@ use tcplab_core::TcpConfig;
 
 /// Longest propagation delay or jitter accepted (one hour).
 pub const MAX_DELAY: Duration = Duration::from_secs(3600);
+/// Longest netem slot accepted: longer holds packets past any
+/// retransmission timer.
+pub const MAX_SLOT: Duration = Duration::from_secs(1);
 /// Longest think time, gap between runs or per-run duration accepted
 /// (10⁶ s, about 11.6 days).
 pub const MAX_APP_TIME: Duration = Duration::from_secs(1_000_000);
@@ -252,8 +255,8 @@ fn check_direction(at: &str, d: &DirectionConfig) -> Result<(), String> {
         prev_end = b.end;
     }
     if let Some(slot) = d.slot {
-        if slot == Duration::ZERO || slot > Duration::from_secs(1) {
-            return Err(format!("{at}.slot must be positive and at most 1s"));
+        if slot == Duration::ZERO || slot > MAX_SLOT {
+            return Err(format!("{at}.slot must be positive and at most {MAX_SLOT:?}"));
         }
         if matches!(d.delay, DelayModel::Uniform { .. }) {
             return Err(format!(
