@@ -35,8 +35,9 @@ pub(crate) struct KernelArgs {
     #[arg(long, value_name = "IMAGE")]
     pub(crate) kernel: Option<String>,
     /// Wall-clock limit of one run, seconds, on either backend: a run past it
-    /// fails (exit 2). Default: none on the model; 120 + 240 per simulated second
-    /// on the kernel.
+    /// fails (exit 2). Default: none on the model; on the kernel 120 + the
+    /// longer of 240 per simulated second and 300 us per packet the links
+    /// could carry.
     #[arg(long, value_name = "SECS")]
     pub(crate) max_wall: Option<f64>,
 }

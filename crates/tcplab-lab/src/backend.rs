@@ -4,6 +4,7 @@
 //! so everything above [`crate::runner`] is the same for either.
 
 use crate::error::{Error, Result};
+use crate::runner;
 use crate::schema::Scenario;
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,12 +80,21 @@ impl Choice {
     }
 }
 
+/// Wall-clock seconds a guest is allowed per packet of
+/// [`runner::packet_estimate`]: five times the 60 us measured for
+/// `dctcp-rpc` (0.5 s, 1.67 M estimated packets, 99 s on an idle 2-core
+/// machine), as tests run guests side by side on shared machines, where
+/// that run once took over 240 s.
+pub const KERNEL_WALL_PER_PACKET: f64 = 300e-6;
+
 /// A guest's wall-clock limit when none is given: two minutes plus four
-/// minutes per virtual second, generous for everything measured so far
-/// (docs/KERNEL.md: 9 flows at 10 Gbit/s take about 3.5 minutes of wall
-/// time per virtual second; a 20 Mbit/s flow about 0.2 s).
+/// minutes per virtual second or [`KERNEL_WALL_PER_PACKET`] per estimated
+/// packet, whichever is longer. It only stops a guest that hangs; it is
+/// generous for everything measured so far (docs/KERNEL.md).
 pub fn default_wall_limit(sc: &Scenario) -> Duration {
-    Duration::from_secs(120) + Duration::from_secs_f64(sc.sim.duration.as_secs_f64() * 240.0)
+    let by_time = sc.sim.duration.as_secs_f64() * 240.0;
+    let by_packets = runner::packet_estimate(sc) * KERNEL_WALL_PER_PACKET;
+    Duration::from_secs(120) + Duration::try_from_secs_f64(by_time.max(by_packets)).unwrap_or(Duration::MAX / 2)
 }
 
 /// Every flow's knobs, rendered for the kernel's translation.

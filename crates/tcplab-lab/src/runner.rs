@@ -162,13 +162,12 @@ pub fn run_with(sc: &Scenario, extras: Extras<'_>) -> Result<Outcome> {
 /// as scenarios with more flows and links are slower per packet.
 pub const ESTIMATE_PACKETS_PER_SEC: f64 = 1e6;
 
-/// A rough upper estimate of a model run's wall-clock time, at
-/// [`ESTIMATE_PACKETS_PER_SEC`]: every link busy in one direction for the
-/// whole run with full-size (1500-byte) packets; or, when every flow is a
-/// finite bulk transfer, fewer: each of its segments and an ACK crossing
-/// every switch (a bound on the path). Runs with idle links or
-/// application-limited flows take less.
-pub fn wall_estimate(sc: &Scenario) -> std::time::Duration {
+/// A rough upper estimate of the packets a run sends: every link busy in
+/// one direction for the whole run with full-size (1500-byte) packets; or,
+/// when every flow is a finite bulk transfer, fewer: each of its segments
+/// and an ACK crossing every switch (a bound on the path). Runs with idle
+/// links or application-limited flows send fewer.
+pub fn packet_estimate(sc: &Scenario) -> f64 {
     let by_links: f64 =
         sc.sim.links.iter().map(|l| l.rate_bps as f64 / (8.0 * 1500.0) * sc.sim.duration.as_secs_f64()).sum();
     let transfers: Option<f64> = sc
@@ -182,8 +181,14 @@ pub fn wall_estimate(sc: &Scenario) -> std::time::Duration {
         .sum();
     let hops = sc.sim.nodes.iter().filter(|n| n.kind == NodeKind::Switch).count() as f64 + 1.0;
     let by_transfers = transfers.map_or(f64::INFINITY, |bytes| bytes / 1000.0 * 2.0 * hops);
-    let packets = by_links.min(by_transfers);
-    std::time::Duration::try_from_secs_f64(packets / ESTIMATE_PACKETS_PER_SEC).unwrap_or(std::time::Duration::MAX)
+    by_links.min(by_transfers)
+}
+
+/// A rough upper estimate of a model run's wall-clock time:
+/// [`packet_estimate`] at [`ESTIMATE_PACKETS_PER_SEC`].
+pub fn wall_estimate(sc: &Scenario) -> std::time::Duration {
+    std::time::Duration::try_from_secs_f64(packet_estimate(sc) / ESTIMATE_PACKETS_PER_SEC)
+        .unwrap_or(std::time::Duration::MAX)
 }
 
 /// The header of every trace CSV file.

@@ -332,3 +332,18 @@ fn test_wall_estimate_of_finite_transfers_follows_their_bytes() {
     };
     assert!((bulk("1000s") / bulk("1s") - 1000.0).abs() < 1e-6);
 }
+
+#[test]
+fn test_kernel_wall_limit_grows_with_the_packets_a_run_can_carry() {
+    // Nine flows on 10 Gbit/s ports for 0.5 s: 1.67 million packets,
+    // 100 s of guest time on an idle machine; the limit leaves room for
+    // guests run side by side. A 50 Mbit/s dumbbell keeps 240 s per
+    // simulated second.
+    let rpc = load(&repo("scenarios/dctcp-rpc.toml"), &["run.duration=0.5s".into()], None).unwrap();
+    let packets = tcplab_lab::runner::packet_estimate(&rpc);
+    assert!((1.6e6..1.8e6).contains(&packets), "{packets}");
+    let limit = tcplab_lab::backend::default_wall_limit(&rpc).as_secs_f64();
+    assert!((600.0..660.0).contains(&limit), "{limit} s");
+    let slow = load(&repo("scenarios/diff/dumbbell-50mbit.toml"), &["run.duration=10s".into()], None).unwrap();
+    assert_eq!(tcplab_lab::backend::default_wall_limit(&slow).as_secs_f64(), 120.0 + 2400.0);
+}
