@@ -255,6 +255,14 @@ pub struct TcpConfig {
     /// Floor of `tcp_cwnd_reduction`: 1 in mainline, 2 with Brakmo's
     /// "tcp: force cwnd at least 2 in tcp_cwnd_reduction".
     pub cwnd_reduction_floor: u32,
+    /// `tcp_ack` calls the congestion control's `in_ack_event` after
+    /// `tcp_clean_rtx_queue`, when the ACK's newly delivered packets are
+    /// counted ("tcp: reorganize tcp_in_ack_event() and
+    /// tcp_count_delivered()", for Accurate ECN; in 6.12.118, the kernel
+    /// backend's source). Off: before it, in the fast or slow branch, as
+    /// from 2.6 to 6.13. Only DCTCP's alpha update (`dctcp_update_alpha`)
+    /// sees the difference.
+    pub in_ack_event_after_clean: bool,
     /// `tcp_ecn_accept_cwr` ACKs at once when a data segment carries CWR
     /// ("tcp: ack immediately when a cwr packet arrives", ≥ v4.18).
     pub ack_on_cwr: bool,
@@ -344,6 +352,7 @@ impl TcpConfig {
             ts_clock: TsClock::Ms,
             timer_wheel: TimerWheel::Wheel,
             cwnd_reduction_floor: 1,
+            in_ack_event_after_clean: true,
             ack_on_cwr: true,
             dctcp_ack_on_ce_change: true,
             special_ack_keeps_delack: true,
@@ -367,6 +376,7 @@ impl TcpConfig {
                 c.ts_clock = TsClock::Jiffies;
                 c.timer_wheel = TimerWheel::Cascade;
                 c.ack_on_cwr = false;
+                c.in_ack_event_after_clean = false;
                 c.dctcp_ack_on_ce_change = false;
                 c.special_ack_keeps_delack = false;
                 c.cwnd_growth = if name == "v3.11" { CwndGrowthRule::V3_11 } else { CwndGrowthRule::V3_12 };
@@ -390,6 +400,7 @@ impl TcpConfig {
                 c.rack_with_dupthresh = true;
                 c.loss_cwnd_one = true;
                 c.ack_on_cwr = false;
+                c.in_ack_event_after_clean = false;
                 c.dctcp_ack_on_ce_change = false;
                 c.special_ack_keeps_delack = false;
                 c.congestion_control = c.congestion_control_named("cubic")?;

@@ -47,11 +47,12 @@ impl SackState {
 
 impl Connection {
     /// `tcp_ack`. Returns `None` when the segment must be discarded (it
-    /// acknowledges data never sent).
-    pub(super) fn tcp_ack(&mut self, now: Instant, seg: &SegmentRepr) -> Option<u32> {
+    /// acknowledges data never sent). `flag` is the caller's:
+    /// `FLAG_SLOWPATH` from the slow path, 0 from header prediction.
+    pub(super) fn tcp_ack(&mut self, now: Instant, seg: &SegmentRepr, flag: u32) -> Option<u32> {
         let prior_snd_una = self.snd_una;
         let ack = seg.ack;
-        let mut flag: u32 = FLAG_SLOWPATH;
+        let mut flag = flag;
         let prior_delivered = self.tp.delivered;
         let mut rexmit = Rexmit::None;
 
@@ -95,32 +96,37 @@ impl Connection {
         let prior_in_flight = self.v3.prior_in_flight;
         let is_sack_reneg = self.is_sack_reneg;
 
-        if seg.payload_len > 0 {
-            flag |= FLAG_DATA;
-        }
-        flag |= self.ack_update_window(seg);
-
         let mut sack = SackState::new(self.snd_nxt);
-        if seg.options.sack_len > 0 && self.negotiated.sack_ok {
-            sack = self.sacktag(now, seg, prior_snd_una);
-            flag |= sack.flag;
+        let mut ece = false;
+        if flag & FLAG_SLOWPATH == 0 && flag & FLAG_SND_UNA_ADVANCED != 0 {
+            // "Window is constant, pure forward advance. No more checks
+            // are required."
+            self.snd_wl1 = seg.seq;
+            self.snd_una_update(ack);
+            flag |= FLAG_WIN_UPDATE;
+            self.tp.mib.inc(Mib::TcpExtTCPHPAcks);
+        } else {
+            if seg.seq_len() > 0 {
+                flag |= FLAG_DATA;
+            } else {
+                self.tp.mib.inc(Mib::TcpExtTCPPureAcks);
+            }
+            flag |= self.ack_update_window(seg);
+            if seg.options.sack_len > 0 && self.negotiated.sack_ok {
+                sack = self.sacktag(now, seg, prior_snd_una);
+                flag |= sack.flag;
+            }
+            ece = seg.flags.ece() && self.negotiated.ecn_ok && !seg.flags.syn();
+            if ece {
+                flag |= FLAG_ECE;
+            }
+            self.count_delivered(sack.sack_delivered, ece);
         }
         let fackets_pre_clean = if v3 { self.fackets_out() } else { 0 };
-        let ece = seg.flags.ece() && self.negotiated.ecn_ok && !seg.flags.syn();
-        if ece {
-            flag |= FLAG_ECE;
+        let after_clean = self.cfg.in_ack_event_after_clean;
+        if !after_clean || prior_packets == 0 {
+            self.in_ack_event(flag, ece);
         }
-        self.count_delivered(sack.sack_delivered, ece);
-
-        // tcp_in_ack_event
-        let mut ack_ev = ca_ack::SLOWPATH;
-        if flag & FLAG_WIN_UPDATE != 0 {
-            ack_ev |= ca_ack::WIN_UPDATE;
-        }
-        if ece {
-            ack_ev |= ca_ack::ECE;
-        }
-        self.ca_ops().in_ack_event(ack_ev);
 
         if prior_packets == 0 {
             // no_queue: nothing was outstanding.
@@ -135,6 +141,9 @@ impl Connection {
 
         sack.rs.prior_in_flight = prior_in_flight;
         self.tcp_clean_rtx_queue(now, prior_snd_una, prior_fack, &mut sack, &mut flag);
+        if after_clean && v3 {
+            self.in_ack_event(flag, ece);
+        }
         let pkts_acked = prior_packets - self.scoreboard.packets_out.min(prior_packets);
         if v3 {
             // 3.x: a non-retransmitted hole filled cumulatively is reordering.
@@ -148,6 +157,9 @@ impl Connection {
             }
         }
         self.rack_update_reo_wnd(sack.rs.prior_delivered);
+        if after_clean && !v3 {
+            self.in_ack_event(flag, ece);
+        }
         self.process_tlp_ack(ack, flag);
 
         if self.ack_is_dubious(flag) {
@@ -274,14 +286,40 @@ impl Connection {
             self.snd_wl1 = seg.seq;
             if self.snd_wnd != nwin {
                 self.snd_wnd = nwin;
+                // "the only place, where fast path is recovered for
+                // sending TCP"
+                self.rcv.set_fast_path(None);
+                self.rcv.fast_path_check(self.negotiated.tstamp_ok, self.snd_wnd_field());
                 self.max_window = self.max_window.max(nwin);
             }
         }
+        self.snd_una_update(ack);
+        flag
+    }
+
+    /// `tcp_in_ack_event`: the congestion control's per-ACK hook (DCTCP's
+    /// alpha), told whether the ACK took the slow path, updated the window
+    /// or echoed ECE.
+    fn in_ack_event(&mut self, flag: u32, ece: bool) {
+        let mut ack_ev = 0;
+        if flag & FLAG_WIN_UPDATE != 0 {
+            ack_ev |= ca_ack::WIN_UPDATE;
+        }
+        if flag & FLAG_SLOWPATH != 0 {
+            ack_ev |= ca_ack::SLOWPATH;
+            if ece {
+                ack_ev |= ca_ack::ECE;
+            }
+        }
+        self.ca_ops().in_ack_event(ack_ev);
+    }
+
+    /// `tcp_snd_una_update`.
+    fn snd_una_update(&mut self, ack: SeqNum) {
         if ack.after(self.snd_una) {
             self.bytes_acked += (ack - self.snd_una) as u64;
             self.snd_una = ack;
         }
-        flag
     }
 
     /// `tcp_highest_sack_seq`.

@@ -63,6 +63,7 @@ mod undo;
 use crate::cc::{CaCtx, CaEvent, CaState, CcInfo, TCP_INFINITE_SSTHRESH};
 use crate::config::{AckEra, TcpConfig, TsClock};
 use crate::counters::{Counters, Mib};
+use crate::flag::FLAG_SLOWPATH;
 use crate::metrics::TcpMetrics;
 use crate::minmax::MinRttFilter;
 use crate::rate::TcpRate;
@@ -966,9 +967,14 @@ impl Connection {
         self.snd_wnd = seg.window as u32;
         self.max_window = self.snd_wnd;
         self.snd_wl1 = seg.seq;
-        self.tcp_ack(now, seg);
+        self.tcp_ack(now, seg, FLAG_SLOWPATH);
         self.state = TcpState::Established;
         self.init_transfer(now);
+        // tcp_finish_connect: headers are predicted from the start only
+        // without window scaling.
+        if self.negotiated.snd_wscale == 0 {
+            self.rcv.set_fast_path(Some((self.negotiated.tstamp_ok, self.snd_wnd_field())));
+        }
         // Linux sends the third-way ACK at once (no deferred accept).
         self.ack_pending = true;
         // Data on a SYN-ACK (not produced by Linux) is ignored.
@@ -976,6 +982,15 @@ impl Connection {
 
     /// Synchronized states, and SYN-RECEIVED (`tcp_rcv_state_process`).
     fn rcv_synchronized(&mut self, now: Instant, seg: &SegmentRepr, gso_size: u32) {
+        if self.state == TcpState::Established
+            && seg.payload_len == 0
+            && self.rcv.header_predicted(seg, self.negotiated.tstamp_ok)
+            && !seg.ack.before(self.snd_una)
+            && !seg.ack.after(self.snd_nxt)
+        {
+            self.rcv_predicted_ack(now, seg);
+            return;
+        }
         // tcp_validate_incoming: PAWS and tcp_sequence.
         let paws = self.rcv.paws_reject(seg, &self.negotiated);
         if paws && !seg.flags.rst() {
@@ -1012,10 +1027,11 @@ impl Connection {
             }
             self.snd_wnd = self.negotiated.scaled_window(seg.window, false);
             self.snd_wl1 = seg.seq;
-            self.tcp_ack(now, seg);
+            self.tcp_ack(now, seg, FLAG_SLOWPATH);
             self.state = TcpState::Established;
             self.init_transfer(now);
-        } else if self.tcp_ack(now, seg).is_none() {
+            self.rcv.set_fast_path(Some((self.negotiated.tstamp_ok, self.snd_wnd_field())));
+        } else if self.tcp_ack(now, seg, FLAG_SLOWPATH).is_none() {
             return;
         }
         let old_ack = seg.ack.before(self.snd_una);
@@ -1051,6 +1067,17 @@ impl Connection {
                 self.timers.clear();
             }
         }
+    }
+
+    /// `tcp_rcv_established`'s fast path for a pure ACK ("Bulk data
+    /// transfer: sender"): no validation, `tcp_ack` without
+    /// `FLAG_SLOWPATH`, and no ACK check after it. The receive half still
+    /// takes `ts_recent` and the echoed timestamp, as the fast path's
+    /// `tcp_store_ts_recent` and `rcv_rtt_last_tsecr` do.
+    fn rcv_predicted_ack(&mut self, now: Instant, seg: &SegmentRepr) {
+        self.tcp_ack(now, seg, 0);
+        let env = self.rcv_env(false);
+        self.rcv.on_segment(now, seg, &env, &mut self.timers, &mut self.tp.mib);
     }
 
     /// The DCTCP receiver's CE state machine (tcp_dctcp.h
@@ -1112,7 +1139,13 @@ impl Connection {
             old_ack,
             fin_sent: matches!(self.state, TcpState::FinWait1 | TcpState::FinWait2 | TcpState::Closing),
             gso_size: 0,
+            snd_wnd_field: self.snd_wnd_field(),
         }
+    }
+
+    /// The peer's window as its field carries it (`snd_wnd >> snd_wscale`).
+    pub(super) fn snd_wnd_field(&self) -> u16 {
+        (self.snd_wnd >> self.negotiated.snd_wscale).min(u16::MAX as u32) as u16
     }
 
     /// `tcp_init_transfer` after the handshake: initial cwnd, RTO from the

@@ -27,6 +27,7 @@ mod delack;
 mod ecn;
 mod knobs;
 mod ofo_queue;
+mod prediction;
 mod rcv_rtt;
 mod rcvbuf;
 mod sack;
@@ -49,6 +50,7 @@ use delack::{
 use ecn::EcnEcho;
 use knobs::RcvKnobs;
 use ofo_queue::{OfoQueue, OfoRange};
+use prediction::HeaderPrediction;
 use rcv_rtt::RcvRttEst;
 use rcvbuf::RcvBuf;
 use sack::SackState;
@@ -114,6 +116,9 @@ pub(crate) struct RcvEnv {
     /// `skb_shinfo(skb)->gso_size` of the segment being received: the
     /// size of the segments GRO merged into it, 0 for a single one.
     pub gso_size: u32,
+    /// The peer's window as its field says it (`snd_wnd >> snd_wscale`),
+    /// for header prediction.
+    pub snd_wnd_field: u16,
 }
 
 /// What one segment did on the receive side ([`Receiver::on_segment`]).
@@ -227,8 +232,8 @@ fn mib_add(mib: &mut Counters, m: Option<Mib>, v: u64) {
 ///    (each segment carries the ACK), and **only then** call
 ///    [`ack_snd_check`](Self::ack_snd_check): an ACK that rode on data is
 ///    no longer owed. `AckDecision::Now` means send a pure ACK. (Linux's
-///    header-prediction fast path skips this check for pure ACKs; a
-///    connection that models header prediction skips the call for them.)
+///    header-prediction fast path skips this check for pure ACKs, and so
+///    does the connection for an ACK that [`header_predicted`](Self::header_predicted).)
 /// 4. **Every segment sent** except SYNs: [`fill_ack`](Self::fill_ack)
 ///    writes ack, window, SACK/D-SACK, timestamps and ECE (D-SACK and
 ///    window state are consumed here, so call it once per segment actually
@@ -290,6 +295,9 @@ pub(crate) struct Receiver {
     // ---- timestamps ----
     ts_recent: u32,
 
+    // ---- header prediction ----
+    pred: HeaderPrediction,
+
     // ---- ECN echo ----
     ecn: EcnEcho,
 
@@ -327,6 +335,7 @@ impl Receiver {
             comp: SackCompress::new(),
             delack: DelayedAck::new(if cfg.hz == 0 { 1000 } else { cfg.hz }, cfg.timer_wheel),
             ts_recent: 0,
+            pred: HeaderPrediction::default(),
             ecn: EcnEcho::default(),
             last_oow_ack_time: None,
             extra_mib: ExtraMibs::resolve(),
@@ -681,6 +690,37 @@ impl Receiver {
         if self.sack.num_sacks > 0 {
             self.sack.remove(self.rcv_nxt, self.ofo.is_empty());
         }
+        self.fast_path_check(env.negotiated.tstamp_ok, env.snd_wnd_field);
+    }
+
+    /// `tcp_fast_path_check`: predict headers again once nothing stands
+    /// in the way (no out-of-order data, an open window, memory within
+    /// the buffer; urgent data is not modelled).
+    pub(crate) fn fast_path_check(&mut self, tstamp_ok: bool, snd_wnd_field: u16) {
+        if self.ofo.is_empty() && self.win.rcv_wnd != 0 && self.rmem_alloc() < self.buf.rcvbuf as u64 {
+            self.pred.on(tstamp_ok, snd_wnd_field);
+        }
+    }
+
+    /// `tcp_fast_path_on` (`tcp_rcv_state_process` entering ESTABLISHED,
+    /// `tcp_finish_connect` without window scaling), and `pred_flags = 0`
+    /// (`tcp_ack_update_window` on a new window, before it checks again).
+    pub(crate) fn set_fast_path(&mut self, on: Option<(bool, u16)>) {
+        match on {
+            Some((tstamp_ok, snd_wnd_field)) => self.pred.on(tstamp_ok, snd_wnd_field),
+            None => self.pred.off(),
+        }
+    }
+
+    /// `tcp_rcv_established`'s header prediction: the predicted header,
+    /// `seq == rcv_nxt`, and with timestamps a TSval not older than
+    /// `ts_recent` (the ACK's range is the caller's test).
+    #[inline]
+    pub(crate) fn header_predicted(&self, seg: &SegmentRepr, tstamp_ok: bool) -> bool {
+        self.pred.matches(seg)
+            && seg.seq == self.rcv_nxt
+            && (!tstamp_ok
+                || seg.options.timestamp.is_some_and(|(tsval, _)| tsval.wrapping_sub(self.ts_recent) as i32 >= 0))
     }
 
     /// `tcp_event_data_recv`, per in-order data segment: schedule an ACK,
@@ -824,6 +864,8 @@ impl Receiver {
             out.dropped = true;
             return;
         }
+        // "Disable header prediction."
+        self.pred.off();
         self.delack.pending |= ICSK_ACK_SCHED;
         mib.inc(Mib::TcpExtTCPOFOQueue);
         out.ofo = true;
@@ -901,6 +943,8 @@ impl Receiver {
             return true;
         }
         mib_add(mib, self.extra_mib.rcv_pruned, 1);
+        // "Massive buffer overcommit."
+        self.pred.off();
         false
     }
 
@@ -952,7 +996,12 @@ impl Receiver {
     /// `tcp_select_window`: the scaled window field for an outgoing segment.
     fn select_window(&mut self) -> u16 {
         let new_win = self.select_window_raw();
-        self.win.select(self.rcv_nxt, new_win)
+        let field = self.win.select(self.rcv_nxt, new_win);
+        if field == 0 {
+            // "If we advertise zero window, disable fast path."
+            self.pred.off();
+        }
+        field
     }
 
     // ------------------------------------------------------------------

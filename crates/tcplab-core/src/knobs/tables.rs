@@ -371,6 +371,14 @@ pub static TCP: &[KnobSpec] = &[
         doc: "Floor of tcp_cwnd_reduction: 1 in mainline, 2 with \"tcp: force cwnd at least 2\".",
     },
     KnobSpec {
+        name: "in_ack_event_after_clean",
+        kind: Kind::Bool(|c| &mut c.in_ack_event_after_clean),
+        models: Models::Era,
+        side: Side::Sender,
+        kernel: Kernel::ModelOnly,
+        doc: "tcp_ack calls in_ack_event after tcp_clean_rtx_queue (6.12.118, the kernel backend's) instead of before (<= 6.13).",
+    },
+    KnobSpec {
         name: "ack_on_cwr",
         kind: Kind::Bool(|c| &mut c.ack_on_cwr),
         models: Models::Era,

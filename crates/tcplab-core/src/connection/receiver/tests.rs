@@ -1339,6 +1339,7 @@ fn fuzz_one(seed: u64, steps: usize) {
             old_ack: rng.one_in(8),
             fin_sent: rng.one_in(8),
             gso_size: if rng.one_in(4) { 1 + rng.next() % 2000 } else { 0 },
+            snd_wnd_field: rng.next() as u16,
         };
         match rng.next() % 10 {
             0..=5 => {
