@@ -288,7 +288,7 @@ impl Connection {
                 self.snd_wnd = nwin;
                 // "the only place, where fast path is recovered for
                 // sending TCP"
-                self.rcv.set_fast_path(None);
+                self.rcv.fast_path_off();
                 self.rcv.fast_path_check(self.negotiated.tstamp_ok, self.snd_wnd_field());
                 self.max_window = self.max_window.max(nwin);
             }

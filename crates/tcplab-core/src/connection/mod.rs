@@ -973,7 +973,7 @@ impl Connection {
         // tcp_finish_connect: headers are predicted from the start only
         // without window scaling.
         if self.negotiated.snd_wscale == 0 {
-            self.rcv.set_fast_path(Some((self.negotiated.tstamp_ok, self.snd_wnd_field())));
+            self.rcv.fast_path_on(self.negotiated.tstamp_ok, self.snd_wnd_field());
         }
         // Linux sends the third-way ACK at once (no deferred accept).
         self.ack_pending = true;
@@ -1030,7 +1030,7 @@ impl Connection {
             self.tcp_ack(now, seg, FLAG_SLOWPATH);
             self.state = TcpState::Established;
             self.init_transfer(now);
-            self.rcv.set_fast_path(Some((self.negotiated.tstamp_ok, self.snd_wnd_field())));
+            self.rcv.fast_path_on(self.negotiated.tstamp_ok, self.snd_wnd_field());
         } else if self.tcp_ack(now, seg, FLAG_SLOWPATH).is_none() {
             return;
         }

@@ -702,14 +702,16 @@ impl Receiver {
         }
     }
 
-    /// `tcp_fast_path_on` (`tcp_rcv_state_process` entering ESTABLISHED,
-    /// `tcp_finish_connect` without window scaling), and `pred_flags = 0`
-    /// (`tcp_ack_update_window` on a new window, before it checks again).
-    pub(crate) fn set_fast_path(&mut self, on: Option<(bool, u16)>) {
-        match on {
-            Some((tstamp_ok, snd_wnd_field)) => self.pred.on(tstamp_ok, snd_wnd_field),
-            None => self.pred.off(),
-        }
+    /// `tcp_fast_path_on`: `tcp_rcv_state_process` entering ESTABLISHED,
+    /// `tcp_finish_connect` without window scaling.
+    pub(crate) fn fast_path_on(&mut self, tstamp_ok: bool, snd_wnd_field: u16) {
+        self.pred.on(tstamp_ok, snd_wnd_field);
+    }
+
+    /// `pred_flags = 0`: `tcp_ack_update_window` on a new window, before
+    /// it checks again.
+    pub(crate) fn fast_path_off(&mut self) {
+        self.pred.off();
     }
 
     /// `tcp_rcv_established`'s header prediction: the predicted header,
