@@ -38,6 +38,44 @@ fn test_pure_acks_take_the_fast_path_once_the_window_is_predicted() {
     assert_eq!(counts(&s), (3, 4));
 }
 
+/// The peer's segment: `data` bytes from `seq` (offset past its ISN),
+/// acknowledging our segment `upto`, window field 2000.
+fn peer(s: &mut Sender, seq: u32, data: u32, upto: u32) {
+    use common::sender::IRS;
+    use tcplab_core::time::Duration;
+    use tcplab_core::wire::{SegmentRepr, SeqNum, TcpFlags};
+    s.now += Duration::from_micros(100);
+    let seg = SegmentRepr {
+        src_port: 80,
+        dst_port: 40000,
+        seq: SeqNum(IRS + 1 + seq),
+        ack: Sender::seq(upto),
+        flags: TcpFlags::ACK,
+        window: 2000,
+        payload_len: data,
+        ..Default::default()
+    };
+    s.c.handle_segment(s.now, &seg);
+    s.drain();
+}
+
+#[test]
+fn test_out_of_order_data_stops_prediction_until_the_hole_fills() {
+    // tcp_data_queue_ofo clears pred_flags; tcp_fast_path_check sets it
+    // again once the in-order segment empties the out-of-order queue.
+    let mut s = Sender::new(TcpConfig::default(), None, 100_000);
+    s.ack(2, &[], None);
+    s.ack(4, &[], None);
+    assert_eq!(counts(&s), (1, 1), "predicted from the second ACK");
+    peer(&mut s, 1000, 1000, 4);
+    assert_eq!(counts(&s), (1, 1), "data is not a pure ACK");
+    peer(&mut s, 0, 0, 6);
+    assert_eq!(counts(&s), (1, 2), "the predicted header, but a hole in the receive queue");
+    peer(&mut s, 0, 1000, 6);
+    peer(&mut s, 2000, 0, 8);
+    assert_eq!(counts(&s), (2, 2), "the hole filled: predicted again");
+}
+
 /// A DCTCP sender after an ECN handshake, its initial window out, and its
 /// state after one ECE ACK for the first two segments.
 fn dctcp_after_one_ece_ack(after_clean: bool) -> (u32, u32) {
