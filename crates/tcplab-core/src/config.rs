@@ -260,8 +260,8 @@ pub struct TcpConfig {
     /// counted ("tcp: reorganize tcp_in_ack_event() and
     /// tcp_count_delivered()", for Accurate ECN; in 6.12.118, the kernel
     /// backend's source). Off: before it, in the fast or slow branch, as
-    /// from 2.6 to 6.13. Only DCTCP's alpha update (`dctcp_update_alpha`)
-    /// sees the difference.
+    /// kernels before the change did (mainline up to 6.13). Only DCTCP's
+    /// alpha update (`dctcp_update_alpha`) sees the difference.
     pub in_ack_event_after_clean: bool,
     /// `tcp_ecn_accept_cwr` ACKs at once when a data segment carries CWR
     /// ("tcp: ack immediately when a cwr packet arrives", ≥ v4.18).
