@@ -118,7 +118,8 @@ pub(crate) struct FlowRt {
     /// Runs started so far.
     pub runs: Vec<RunRt>,
     pub completed_at: Option<Instant>,
-    pub trace: Option<TraceSampler>,
+    /// Boxed: most runs do not trace (40 bytes less per flow, issue 15).
+    pub trace: Option<Box<TraceSampler>>,
     pub rpc: Option<RpcRecorder>,
 }
 
@@ -164,10 +165,12 @@ pub(crate) struct ConnRt {
     /// backpressure check.
     pub mtu: u32,
     pub timer_gen: u32,
-    /// Time of the live timer entry, if any.
-    pub timer_at: Option<Instant>,
-    /// When `handle_timeout` last ran (livelock guard, see `update_timer`).
-    pub fired_at: Option<Instant>,
+    /// Time of the live timer entry; `Instant::MAX` when there is none
+    /// (no `Option`: 16 bytes less per connection, issue 15).
+    pub timer_at: Instant,
+    /// When `handle_timeout` last ran (livelock guard, see `update_timer`);
+    /// `Instant::MAX` before it first runs.
+    pub fired_at: Instant,
     /// Waiting in its NIC's ready queue (`ready.rs`).
     pub blocked: bool,
     /// Its flow in the NIC's fq qdisc ([`NONE`] without fq).
@@ -192,8 +195,8 @@ impl ConnRt {
             nic,
             mtu,
             timer_gen: 0,
-            timer_at: None,
-            fired_at: None,
+            timer_at: Instant::MAX,
+            fired_at: Instant::MAX,
             blocked: false,
             fq_flow: NONE,
             pace_armed: false,
@@ -376,7 +379,7 @@ impl Sim {
                 ports,
                 runs: Vec::with_capacity(runs as usize),
                 completed_at: None,
-                trace: cfg.trace_interval.map(TraceSampler::new),
+                trace: cfg.trace_interval.map(|i| Box::new(TraceSampler::new(i))),
                 rpc: match &fc.app {
                     AppConfig::Rpc(r) => Some(RpcRecorder::new(r.samples)),
                     AppConfig::Bulk { .. } => None,
@@ -1033,16 +1036,12 @@ impl Sim {
         let Some(tcp) = conn.tcp.as_ref() else { return };
         let Some(mut at) = tcp.poll_timeout() else { return };
         at = at.max(now);
-        if conn.fired_at == Some(at) {
+        if conn.fired_at == at && at < Instant::MAX {
             at += Duration::from_nanos(1);
         }
-        let earlier = match conn.timer_at {
-            Some(t) => at < t,
-            None => true,
-        };
-        if earlier {
+        if at < conn.timer_at {
             conn.timer_gen = conn.timer_gen.wrapping_add(1);
-            conn.timer_at = Some(at);
+            conn.timer_at = at;
             self.events.push(at, Event::Timer { conn: c as u32, gen: conn.timer_gen });
         }
     }
@@ -1054,11 +1053,11 @@ impl Sim {
         if gen != conn.timer_gen {
             return false;
         }
-        conn.timer_at = None;
+        conn.timer_at = Instant::MAX;
         let Some(tcp) = conn.tcp.as_mut() else { return false };
         match tcp.poll_timeout() {
             Some(at) if at <= now => {
-                conn.fired_at = Some(now);
+                conn.fired_at = now;
                 tcp.handle_timeout(now);
                 self.after_conn_event(c, false);
                 true
