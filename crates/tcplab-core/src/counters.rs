@@ -97,8 +97,8 @@ mibs! {
 ///
 /// Linux keeps them 64-bit. Here each keeps its low 16 bits inline and
 /// the rest, once it has any, in a table allocated on the first carry:
-/// an idle connection's counters take a quarter of the room (issue 15's
-/// memory per connection: 124 bytes instead of 472), a busy one pays one
+/// an idle connection's counters take 124 bytes where 64-bit ones take
+/// 464 (issue 15's memory per connection), a busy one pays one
 /// table (a bulk flow's segment counts carry after 65,536), counting
 /// costs one add and one seldom-taken branch, and a count wraps only
 /// where Linux's would, at 2^64.
