@@ -389,7 +389,7 @@ impl Sim {
         for d in &mut demux {
             d.seal();
         }
-        let mut events = EventQueue::with_capacity(1024 + 4 * (dirs.len() + conns.len()));
+        let mut events = EventQueue::with_capacity(1024 + 2 * (dirs.len() + conns.len()));
         for (f, fc) in cfg.flows.iter().enumerate() {
             events.push(Instant::ZERO + fc.start, Event::FlowStart(f as u32));
         }

@@ -47,7 +47,7 @@ impl Sim {
     /// whole simulation and the whole result are not in memory at once.
     pub fn into_result(mut self) -> RunResult {
         // What the result does not read goes first, making room for it:
-        // the event list alone is 260 bytes per flow, and the packets
+        // the event list alone is 130 to 260 bytes per flow, and the packets
         // queued at the end are many in a busy run.
         self.events = EventQueue::with_capacity(0);
         self.packets = PacketArena::with_capacity(0);
