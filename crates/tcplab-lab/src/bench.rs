@@ -76,7 +76,14 @@ pub struct BenchReport {
     pub rows: Vec<BenchRow>,
     /// How `segments` is counted.
     pub segments_basis: &'static str,
+    /// How the binary was built: the cargo profile and "plain" or
+    /// "profile-guided" (`scripts/pgo-build.sh`), about 40 % apart on
+    /// the dumbbell (docs/PERFORMANCE.md).
+    pub build: &'static str,
 }
+
+/// [`BenchReport::build`] of this binary (`build.rs`).
+pub const BUILD: &str = env!("TCPLAB_BUILD");
 
 /// On-CPU time of this thread so far, ns.
 fn thread_cpu_ns() -> Option<u64> {
@@ -135,7 +142,11 @@ const BASIS: &str = "simulator data_segments: payload segments that reached the 
 
 /// `tcplab bench`: the dumbbell alone.
 pub fn bench() -> Result<BenchReport> {
-    Ok(BenchReport { rows: vec![measure("dumbbell", &tcplab_sim::bench_config())?], segments_basis: BASIS })
+    Ok(BenchReport {
+        rows: vec![measure("dumbbell", &tcplab_sim::bench_config())?],
+        segments_basis: BASIS,
+        build: BUILD,
+    })
 }
 
 fn built_in(file: (&str, &str), sets: &[String]) -> Result<Scenario> {
@@ -191,7 +202,7 @@ pub fn suite(mut run: impl FnMut(usize, usize, &str) -> Result<BenchRow>) -> Res
     for (i, (name, _)) in entries.iter().enumerate() {
         rows.push(run(i, entries.len(), name)?);
     }
-    Ok(BenchReport { rows, segments_basis: BASIS })
+    Ok(BenchReport { rows, segments_basis: BASIS, build: BUILD })
 }
 
 impl BenchReport {
@@ -241,7 +252,10 @@ impl BenchReport {
             &rows,
             false,
         );
-        out.push_str(&format!("(segments: {}; CPU: this thread's on-CPU time)\n", self.segments_basis));
+        out.push_str(&format!(
+            "(segments: {}; CPU: this thread's on-CPU time; build: {})\n",
+            self.segments_basis, self.build
+        ));
         out
     }
 
@@ -320,5 +334,18 @@ mod tests {
             assert!(cpu > 0.0);
             assert!(r.segments_per_cpu_sec.unwrap() > 0.0);
         }
+    }
+
+    /// The report names the build its figures came from, in the table and
+    /// the JSON: the cargo profile these tests run under, and "plain"
+    /// (the tests are never built with a profile).
+    #[test]
+    fn test_report_says_which_build_ran() {
+        let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+        assert_eq!(BUILD, format!("{profile}, plain"));
+        let report = BenchReport { rows: Vec::new(), segments_basis: BASIS, build: BUILD };
+        assert!(report.to_table().contains(&format!("build: {profile}, plain)")), "{}", report.to_table());
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(json["build"], BUILD);
     }
 }

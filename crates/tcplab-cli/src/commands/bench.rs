@@ -20,7 +20,8 @@ pub(crate) struct BenchArgs {
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
     /// Print one JSON object: {"rows": [{"name", "connections", "events", "segments", "wall_s", "cpu_s",
-    /// "segments_per_cpu_sec", "peak_rss_mb", ...}], "segments_basis"}.
+    /// "segments_per_cpu_sec", "peak_rss_mb", ...}], "segments_basis", "build"} (build: "release, plain" or
+    /// "release, profile-guided", scripts/pgo-build.sh).
     #[arg(long)]
     json: bool,
     /// Internal: measure suite entry N in this process and print its row as JSON (the suite runs each
