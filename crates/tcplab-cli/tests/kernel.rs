@@ -131,6 +131,17 @@ fn traced_run(dir: &Scratch, f: &str, backend: &str, set: &[&str]) -> String {
     out
 }
 
+/// Runs scenario file `f` on `backend` with `--json`, the arguments
+/// `extra`, and `--set` for each of `set`; returns the parsed report.
+fn run_json(f: &str, backend: &str, extra: &[&str], set: &[&str]) -> serde_json::Value {
+    let mut args = vec!["run", f, "--backend", backend, "--json"];
+    args.extend(extra);
+    for kv in set {
+        args.extend(["--set", kv]);
+    }
+    json(&tcplab(&args))
+}
+
 /// Field `col` of the first row of the flow `bulk`'s trace, on the model
 /// then on Linux, with [`DUMBBELL`] and `set`: the model writes the row at
 /// the handshake's end, the guest at its first sample after it.
@@ -239,11 +250,7 @@ fn test_kernel_fq_credit_pacing_spreads_a_slow_start_round_and_the_train_ends_it
         "run.trace_interval=1ms",
         "tcp.cubic.hystart_train_half_rtt=true",
     ];
-    let mut args = vec!["run", f.as_str(), "--backend", "linux", "--json", "--trace", out.as_str()];
-    for s in &sets {
-        args.extend(["--set", s]);
-    }
-    let v = json(&tcplab(&args));
+    let v = run_json(&f, "linux", &["--trace", &out], &sets);
     let train = v["counters"]["TcpExtTCPHystartTrainCwnd"].as_u64().unwrap();
     assert!((234..=286).contains(&train), "train exit at cwnd {train}");
     let csv = std::fs::read_to_string(Path::new(&out).join("netperf.csv")).unwrap();
@@ -295,20 +302,17 @@ fn test_kernel_v417_dctcp_stalls_rpcs_on_loss_probes_and_the_floor_of_2_removes_
     }
     let f = repo("scenarios/dctcp-rpc.toml");
     let worst_10k = |backend: &str, floor: &str| -> f64 {
-        let mut args = vec!["run", &f, "--backend", backend, "--json", "--set", "tcp.preset=linux-current"];
+        let fl = format!("tcp.cwnd_reduction_floor={floor}");
         let sets = [
+            "tcp.preset=linux-current",
             "run.duration=0.5s",
             "tcp.ack_on_cwr=false",
             "tcp.dctcp_ack_on_ce_change=false",
             "tcp.special_ack_keeps_delack=false",
             "tcp.prr_rule=v4.17",
+            &fl,
         ];
-        for s in &sets {
-            args.extend(["--set", s]);
-        }
-        let fl = format!("tcp.cwnd_reduction_floor={floor}");
-        args.extend(["--set", &fl]);
-        let v = json(&tcplab(&args));
+        let v = run_json(&f, backend, &[], &sets);
         let flows = v["flows"].as_array().unwrap();
         let worst = flows.iter().filter(|f| f["id"].as_str().unwrap().ends_with("-10k"));
         worst.map(|f| f["rpc"]["max_us"].as_f64().unwrap()).fold(0.0, f64::max)
@@ -398,11 +402,7 @@ fn test_kernel_header_prediction_takes_the_acks_the_model_takes() {
     let f = repo("scenarios/diff/dumbbell-50mbit.toml");
     let counts = |backend: &str| -> [f64; 2] {
         let set = ["run.duration=3s", "flow.bulk.tcp_receiver.rcv_truesize=per-segment"];
-        let mut args = vec!["run", &f, "--backend", backend, "--json"];
-        for s in &set {
-            args.extend(["--set", s]);
-        }
-        let v = json(&tcplab(&args));
+        let v = run_json(&f, backend, &[], &set);
         let c = &v["flows"][0]["counters"];
         ["TcpExtTCPHPAcks", "TcpExtTCPPureAcks"].map(|m| c[m].as_f64().unwrap())
     };
