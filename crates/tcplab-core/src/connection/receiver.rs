@@ -13,8 +13,10 @@
 //! - Payload is virtual: the receiver keeps byte counts and sequence
 //!   ranges, never bytes. The out-of-order queue is a sorted `Vec` of
 //!   disjoint `[start, end)` ranges, so the work per segment depends on the
-//!   number of holes, never on the amount of data, and the only allocation
-//!   is the amortized growth of that `Vec`.
+//!   number of holes, never on the amount of data, and the only allocations
+//!   are the amortized growth of that `Vec` and, once per connection, the
+//!   box that holds it with the SACK state (at the first out-of-order
+//!   segment or D-SACK).
 //! - No method panics on any input: any `seq`/`ack`, any flags, zero-length
 //!   segments, wrapped sequence numbers, and payload lengths up to
 //!   `u32::MAX` (segments above [`MAX_SEGMENT_PAYLOAD`] are dropped, as no
@@ -274,8 +276,13 @@ pub(crate) struct Receiver {
     unread: u64,
     fin_received: bool,
 
-    // ---- out-of-order queue ----
-    ofo: OfoQueue,
+    // ---- out-of-order queue, SACK, D-SACK and SACK compression ----
+    /// Made by the first out-of-order segment or D-SACK ([`ooo`](Self::ooo)):
+    /// most connections never see one, and boxed it costs them 8 bytes
+    /// instead of 140 (issue 15: memory per idle connection).
+    ooo: Option<Box<OutOfOrder>>,
+    /// `net.ipv4.tcp_dsack`: D-SACKs may be sent.
+    dsack: bool,
 
     // ---- the advertised window ----
     win: RcvWindow,
@@ -284,10 +291,6 @@ pub(crate) struct Receiver {
     buf: RcvBuf,
     /// The receiver's RTT estimate (`tp->rcv_rtt_est`).
     rcv_rtt: RcvRttEst,
-
-    // ---- SACK, D-SACK and SACK compression ----
-    sack: SackState,
-    comp: SackCompress,
 
     // ---- delayed ACK ----
     delack: DelayedAck,
@@ -305,6 +308,29 @@ pub(crate) struct Receiver {
     /// `tp->last_oow_ack_time`, jiffies; `None` = never.
     last_oow_ack_time: Option<u32>,
     extra_mib: ExtraMibs,
+}
+
+/// What a receiver keeps only once data arrives out of order or a
+/// duplicate is D-SACKed: `tp->out_of_order_queue`, the SACK blocks and
+/// D-SACK it sends (`tp->selective_acks`, `tp->duplicate_sack`) and SACK
+/// compression's state.
+///
+/// Made later than Linux makes it, at that first segment: until then it
+/// would hold its initial values, except `tp->compressed_ack_rcv_nxt`,
+/// which Linux sets at the handshake and the model leaves at 0. That
+/// changes nothing: the dup-ACK count restarts from 0 whenever `rcv_nxt`
+/// differs from it, and it is 0 until out-of-order data arrives.
+#[derive(Clone, Debug)]
+struct OutOfOrder {
+    ofo: OfoQueue,
+    sack: SackState,
+    comp: SackCompress,
+}
+
+impl OutOfOrder {
+    fn new(dsack: bool) -> OutOfOrder {
+        OutOfOrder { ofo: OfoQueue::default(), sack: SackState::new(dsack), comp: SackCompress::new() }
+    }
 }
 
 impl Receiver {
@@ -327,12 +353,11 @@ impl Receiver {
             bytes_received: 0,
             unread: 0,
             fin_received: false,
-            ofo: OfoQueue::default(),
+            ooo: None,
+            dsack: cfg.tcp_dsack,
             win: RcvWindow::new(cfg.tcp_window_scaling),
             buf: RcvBuf::new(cfg, knobs.measured_scaling_ratio),
             rcv_rtt: RcvRttEst::default(),
-            sack: SackState::new(cfg.tcp_dsack),
-            comp: SackCompress::new(),
             delack: DelayedAck::new(if cfg.hz == 0 { 1000 } else { cfg.hz }, cfg.timer_wheel),
             ts_recent: 0,
             pred: HeaderPrediction::default(),
@@ -392,7 +417,6 @@ impl Receiver {
         self.win.rcv_wup = self.rcv_nxt;
         self.copied_seq = self.rcv_nxt;
         self.buf.on_syn(self.rcv_nxt);
-        self.comp.on_syn(self.rcv_nxt);
         // tcp_initialize_rcv_mss: under-estimate the peer's MSS. (The
         // clamp's floor of 48 is below TCP_MIN_MSS, which bounds the hint.)
         let mss_cache = negotiated.mss_clamp.min(base_mss).saturating_sub(ts_len);
@@ -485,7 +509,7 @@ impl Receiver {
             mib.inc(Mib::TcpExtDelayedACKLost);
             self.enter_quickack_mode(TCP_MAX_QUICKACKS);
             let e = if end.after(self.rcv_nxt) { self.rcv_nxt } else { end };
-            self.sack.dsack_set(negotiated.sack_ok, seq, e, self.rcv_nxt, mib);
+            self.dsack_set(negotiated.sack_ok, seq, e, mib);
         }
         true
     }
@@ -511,7 +535,9 @@ impl Receiver {
     ) -> RcvOutcome {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_established
         let mut out = RcvOutcome::default();
-        self.sack.dsack_this_seg = false;
+        if let Some(o) = self.ooo.as_deref_mut() {
+            o.sack.dsack_this_seg = false;
+        }
         if seg.payload_len > MAX_SEGMENT_PAYLOAD {
             out.dropped = true;
             return out;
@@ -539,7 +565,7 @@ impl Receiver {
         if seq != end_seq && !after_fin {
             self.data_queue(now, seg, seq, end_seq, env, timers, mib, &mut out);
         }
-        out.dsack = self.sack.dsack_this_seg;
+        out.dsack = self.ooo.as_deref().is_some_and(|o| o.sack.dsack_this_seg);
         out
     }
 
@@ -586,7 +612,9 @@ impl Receiver {
             self.ecn_accept_cwr(seg, true);
         }
         // "tp->rx_opt.dsack = 0": an unsent D-SACK is superseded.
-        self.sack.duplicate_sack = None;
+        if let Some(o) = self.ooo.as_deref_mut() {
+            o.sack.duplicate_sack = None;
+        }
         let rwin = self.receive_window();
 
         if seq == self.rcv_nxt {
@@ -603,7 +631,7 @@ impl Receiver {
         if !end_seq.after(self.rcv_nxt) {
             // "A retransmit, 2nd most common case. Force an immediate ack."
             mib.inc(Mib::TcpExtDelayedACKLost);
-            self.sack.dsack_set(env.negotiated.sack_ok, seq, end_seq, self.rcv_nxt, mib);
+            self.dsack_set(env.negotiated.sack_ok, seq, end_seq, mib);
             self.out_of_window(out);
             return;
         }
@@ -614,7 +642,7 @@ impl Receiver {
         }
         if seq.before(self.rcv_nxt) {
             // "Partial packet, seq < rcv_next < end_seq"
-            self.sack.dsack_set(env.negotiated.sack_ok, seq, self.rcv_nxt, self.rcv_nxt, mib);
+            self.dsack_set(env.negotiated.sack_ok, seq, self.rcv_nxt, mib);
             if rwin == 0 {
                 mib_add(mib, self.extra_mib.zero_window_drop, 1);
                 self.out_of_window(out);
@@ -675,11 +703,11 @@ impl Receiver {
         if fin {
             self.tcp_fin(env, out);
         }
-        if !self.ofo.is_empty() {
+        if !self.ofo_is_empty() {
             self.ofo_queue(env, mib, out);
             // "RFC5681. 4.2. SHOULD send immediate ACK, when gap in queue
             // is filled."
-            if self.ofo.is_empty() {
+            if self.ofo_is_empty() {
                 if self.knobs.hole_fill_ack_now {
                     self.delack.pending |= ICSK_ACK_NOW;
                 } else {
@@ -687,8 +715,10 @@ impl Receiver {
                 }
             }
         }
-        if self.sack.num_sacks > 0 {
-            self.sack.remove(self.rcv_nxt, self.ofo.is_empty());
+        if let Some(o) = self.ooo.as_deref_mut() {
+            if o.sack.num_sacks > 0 {
+                o.sack.remove(self.rcv_nxt, o.ofo.is_empty());
+            }
         }
         self.fast_path_check(env.negotiated.tstamp_ok, env.snd_wnd_field);
     }
@@ -697,7 +727,7 @@ impl Receiver {
     /// in the way (no out-of-order data, an open window, memory within
     /// the buffer; urgent data is not modelled).
     pub(crate) fn fast_path_check(&mut self, tstamp_ok: bool, snd_wnd_field: u16) {
-        if self.ofo.is_empty() && self.win.rcv_wnd != 0 && self.rmem_alloc() < self.buf.rcvbuf as u64 {
+        if self.ofo_is_empty() && self.win.rcv_wnd != 0 && self.rmem_alloc() < self.buf.rcvbuf as u64 {
             self.pred.on(tstamp_ok, snd_wnd_field);
         }
     }
@@ -762,7 +792,7 @@ impl Receiver {
     /// `tcp_grow_window` ([`RcvWindow::grow`]); a grown window earns a
     /// quick ACK so that the peer hears of it at once.
     fn grow_window(&mut self, len: u32) {
-        let (buf, ofo) = (&self.buf, self.ofo.truesize());
+        let (buf, ofo) = (&self.buf, self.ofo_truesize());
         if self.win.grow(
             len,
             buf.truesize(len),
@@ -798,9 +828,11 @@ impl Receiver {
         } else {
             self.delack.enter_pingpong_mode();
         }
-        self.ofo.purge();
-        if env.negotiated.sack_ok {
-            self.sack.reset();
+        if let Some(o) = self.ooo.as_deref_mut() {
+            o.ofo.purge();
+            if env.negotiated.sack_ok {
+                o.sack.reset();
+            }
         }
     }
 
@@ -808,10 +840,13 @@ impl Receiver {
     /// queue, D-SACKing any overlap with data already in order.
     fn ofo_queue(&mut self, env: &RcvEnv, mib: &mut Counters, out: &mut RcvOutcome) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_ofo_queue
+        let Some(o) = self.ooo.as_deref_mut() else {
+            return;
+        };
         let mut dsack_high = self.rcv_nxt;
         let mut taken = 0;
         let mut fin = false;
-        while let Some(&r) = self.ofo.ranges().get(taken) {
+        while let Some(&r) = o.ofo.ranges().get(taken) {
             if r.start.after(self.rcv_nxt) {
                 break;
             }
@@ -820,7 +855,7 @@ impl Receiver {
                 if r.end.before(dsack_high) {
                     dsack_high = r.end;
                 }
-                self.sack.dsack_extend(env.negotiated.sack_ok, r.start, dsack, self.rcv_nxt, mib);
+                o.sack.dsack_extend(env.negotiated.sack_ok, r.start, dsack, self.rcv_nxt, mib);
             }
             taken += 1;
             if !r.end.after(self.rcv_nxt) {
@@ -838,7 +873,7 @@ impl Receiver {
                 break;
             }
         }
-        self.ofo.dequeue_front(taken);
+        o.ofo.dequeue_front(taken);
         if fin {
             // tcp_fin purges the rest of the queue.
             self.tcp_fin(env, out);
@@ -875,19 +910,21 @@ impl Receiver {
         let new = OfoRange { start: seq, end: end_seq, truesize: ts, fin };
         let sack_ok = env.negotiated.sack_ok;
 
-        if self.ofo.is_empty() {
+        let (rcv_nxt, extra_mib) = (self.rcv_nxt, self.extra_mib);
+        let OutOfOrder { ofo, sack, comp } = self.ooo();
+        if ofo.is_empty() {
             // "Initial out of order segment, build 1 SACK."
-            self.sack.first_ofo_skb(sack_ok, seq, end_seq);
-            self.ofo.push_first(new);
+            sack.first_ofo_skb(sack_ok, seq, end_seq);
+            ofo.push_first(new);
             if sack_ok {
                 self.grow_window(seg.payload_len);
             }
             return;
         }
-        let kept = self.ofo.insert(new, self.rcv_nxt, &mut self.sack, sack_ok, mib, self.extra_mib.ofo_merge);
+        let kept = ofo.insert(new, rcv_nxt, sack, sack_ok, mib, extra_mib.ofo_merge);
         if sack_ok {
-            let (comp, ack_compressed) = (&mut self.comp, self.extra_mib.ack_compressed);
-            self.sack.new_ofo_skb(seq, end_seq, |sack| {
+            let ack_compressed = extra_mib.ack_compressed;
+            sack.new_ofo_skb(seq, end_seq, |sack| {
                 if comp.send_ack(sack, timers, mib, ack_compressed) {
                     out.ack_now = true;
                 }
@@ -906,9 +943,33 @@ impl Receiver {
     // Receive memory
     // ------------------------------------------------------------------
 
+    /// The out-of-order state, made on first use.
+    fn ooo(&mut self) -> &mut OutOfOrder {
+        let dsack = self.dsack;
+        self.ooo.get_or_insert_with(|| Box::new(OutOfOrder::new(dsack)))
+    }
+
+    fn ofo_is_empty(&self) -> bool {
+        self.ooo.as_deref().is_none_or(|o| o.ofo.is_empty())
+    }
+
+    /// Truesize of the out-of-order queue, bytes.
+    fn ofo_truesize(&self) -> u64 {
+        self.ooo.as_deref().map_or(0, |o| o.ofo.truesize())
+    }
+
+    /// `tcp_dsack_set` ([`SackState::dsack_set`]), making the out-of-order
+    /// state only when a D-SACK will be sent.
+    fn dsack_set(&mut self, sack_ok: bool, seq: SeqNum, end: SeqNum, mib: &mut Counters) {
+        if sack_ok && self.dsack {
+            let rcv_nxt = self.rcv_nxt;
+            self.ooo().sack.dsack_set(sack_ok, seq, end, rcv_nxt, mib);
+        }
+    }
+
     /// `sk_rmem_alloc`: truesize of everything queued, bytes.
     fn rmem_alloc(&self) -> u64 {
-        self.buf.rmem_alloc(self.ofo.truesize())
+        self.buf.rmem_alloc(self.ofo_truesize())
     }
 
     /// `tcp_try_rmem_schedule`: is there room to queue more data? (The
@@ -935,7 +996,9 @@ impl Receiver {
             return true;
         }
         // tcp_collapse_ofo_queue + tcp_collapse of the receive queue.
-        self.ofo.collapse();
+        if let Some(o) = self.ooo.as_deref_mut() {
+            o.ofo.collapse();
+        }
         self.buf.collapse(self.unread);
         if self.rmem_alloc() <= self.buf.rcvbuf as u64 {
             return true;
@@ -968,10 +1031,12 @@ impl Receiver {
     /// is ever recorded, so the reset is a no-op then).
     fn prune_ofo_queue(&mut self, in_seq: SeqNum, mib: &mut Counters) {
         //= linux:v6.13:net/ipv4/tcp_input.c#tcp_prune_ofo_queue
-        let pruned = self.ofo.prune(in_seq, self.buf.rcvbuf, self.buf.rcvq_truesize);
-        if pruned {
+        let Some(o) = self.ooo.as_deref_mut() else {
+            return;
+        };
+        if o.ofo.prune(in_seq, self.buf.rcvbuf, self.buf.rcvq_truesize) {
             mib_add(mib, self.extra_mib.ofo_pruned, 1);
-            self.sack.reset();
+            o.sack.reset();
         }
     }
 
@@ -987,7 +1052,7 @@ impl Receiver {
     /// `__tcp_select_window` for the buffer as it is now; a buffer under
     /// half free ends quick-ACK mode.
     fn select_window_raw(&mut self) -> u32 {
-        let free_space = self.buf.tcp_space(self.ofo.truesize());
+        let free_space = self.buf.tcp_space(self.ofo_truesize());
         let (window, short) = self.win.select_raw(self.delack.rcv_mss, free_space, self.buf.full_space());
         if short {
             self.delack.quick = 0;
@@ -1028,13 +1093,14 @@ impl Receiver {
         if more_than_one || self.delack.in_quickack_mode() || self.delack.pending & ICSK_ACK_NOW != 0 {
             return AckDecision::Now;
         }
-        if self.ofo.is_empty() {
-            return self.delack.send_delayed_ack(now, env.srtt_us, self.knobs.delack_max_cap, timers);
-        }
+        let o = match self.ooo.as_deref_mut() {
+            Some(o) if !o.ofo.is_empty() => o,
+            _ => return self.delack.send_delayed_ack(now, env.srtt_us, self.knobs.delack_max_cap, timers),
+        };
         if !env.negotiated.sack_ok {
             return AckDecision::Now;
         }
-        self.comp.ack_snd_check(now, self.rcv_nxt, self.rcv_rtt.rtt_us, env.srtt_us, &self.knobs, timers)
+        o.comp.ack_snd_check(now, self.rcv_nxt, self.rcv_rtt.rtt_us, env.srtt_us, &self.knobs, timers)
     }
 
     /// `tcp_delack_timer_handler`: the delayed ACK is due. A missed delayed
@@ -1054,7 +1120,8 @@ impl Receiver {
     /// `tcp_compressed_ack_kick`: the SACK-compression delay is over; send
     /// one ACK standing for the compressed ones. `true` = send now.
     pub(crate) fn on_comp_sack_timer(&mut self, now: Instant, timers: &mut TimerTable) -> bool {
-        self.comp.on_timer(now, timers)
+        // Only held ACKs arm the timer, and only out-of-order data holds them.
+        self.ooo.as_deref_mut().is_some_and(|o| o.comp.on_timer(now, timers))
     }
 
     /// `tcp_enter_quickack_mode`, sized by the window last advertised.
@@ -1092,8 +1159,10 @@ impl Receiver {
             0
         };
         let room = room.min(MAX_SACK_BLOCKS);
-        if !self.comp.write_preflush(seg, room) {
-            self.sack.write_option(negotiated.sack_ok, seg, room);
+        if let Some(o) = self.ooo.as_deref_mut() {
+            if !o.comp.write_preflush(seg, room) {
+                o.sack.write_option(negotiated.sack_ok, seg, room);
+            }
         }
         if self.ecn.ece(negotiated.ecn_ok) {
             seg.flags.insert(TcpFlags::ECE);
@@ -1132,7 +1201,9 @@ impl Receiver {
     /// (used before v6.6).
     pub(crate) fn on_ack_sent(&mut self, ack: SeqNum, pcount: u32, timers: &mut TimerTable, mib: &mut Counters) {
         //= linux:v6.13:net/ipv4/tcp_output.c#tcp_event_ack_sent
-        self.comp.on_ack_sent(timers, mib, self.extra_mib.ack_compressed);
+        if let Some(o) = self.ooo.as_deref_mut() {
+            o.comp.on_ack_sent(timers, mib, self.extra_mib.ack_compressed);
+        }
         if ack != self.rcv_nxt && self.knobs.special_ack_keeps_delack {
             // "Special ACK sent by DCTCP to reflect ECN"
             return;

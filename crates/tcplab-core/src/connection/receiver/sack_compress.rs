@@ -39,11 +39,6 @@ impl SackCompress {
         SackCompress { compressed_ack: 0, compressed_ack_rcv_nxt: SeqNum(0), dup_ack_counter: 0, preflush: None }
     }
 
-    /// The handshake fixed the first `rcv_nxt`.
-    pub(super) fn on_syn(&mut self, rcv_nxt: SeqNum) {
-        self.compressed_ack_rcv_nxt = rcv_nxt;
-    }
-
     /// The out-of-order branch of `__tcp_ack_snd_check` on a SACK
     /// connection: the first three dup-ACKs per `rcv_nxt` go at once, later
     /// ones wait for the compression timer — "compress ack timer : 5 % of

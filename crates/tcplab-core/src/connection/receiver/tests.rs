@@ -230,7 +230,11 @@ impl Receiver {
     }
     /// Bytes held in the out-of-order queue.
     fn ofo_bytes(&self) -> u64 {
-        self.ofo.ranges().iter().map(|r| (r.end - r.start) as u64).sum()
+        self.ofo_ranges().iter().map(|r| (r.end - r.start) as u64).sum()
+    }
+    /// The out-of-order queue's ranges (none before it is made).
+    fn ofo_ranges(&self) -> &[OfoRange] {
+        self.ooo.as_deref().map_or(&[], |o| o.ofo.ranges())
     }
     /// `icsk_ack.ato`, as a duration.
     fn ato(&self) -> Duration {
@@ -239,7 +243,9 @@ impl Receiver {
     /// The SACK blocks the next ACK would carry after a D-SACK (most recent
     /// first).
     fn sack_blocks(&self) -> &[SackBlock] {
-        &self.sack.selective_acks[..(self.sack.num_sacks as usize).min(sack::TCP_NUM_SACKS)]
+        self.ooo
+            .as_deref()
+            .map_or(&[], |o| &o.sack.selective_acks[..(o.sack.num_sacks as usize).min(sack::TCP_NUM_SACKS)])
     }
 }
 
@@ -264,19 +270,21 @@ macro_rules! recv_nothing {
 fn sanity(r: &Receiver, timers: &TimerTable) {
     let mut prev: Option<(SeqNum, bool)> = None;
     let mut sum = 0;
-    for o in r.ofo.ranges() {
+    for o in r.ofo_ranges() {
         assert!(o.start.after(r.rcv_nxt), "ofo range {o:?} not after rcv_nxt {:?}", r.rcv_nxt);
         assert!(o.end.after(o.start), "empty ofo range {o:?}");
         if let Some((end, fin)) = prev {
             // Ranges never overlap, and touch only after a FIN, which
             // nothing coalesces onto (tcp_try_coalesce).
-            assert!(o.start.after(end) || (fin && o.start == end), "ofo ranges overlap or touch: {:?}", r.ofo.ranges());
+            assert!(o.start.after(end) || (fin && o.start == end), "ofo ranges overlap or touch: {:?}", r.ofo_ranges());
         }
         prev = Some((o.end, o.fin));
         sum += o.truesize;
     }
-    assert_eq!(sum, r.ofo.truesize(), "ofo truesize bookkeeping");
-    assert!(r.sack.num_sacks as usize <= sack::TCP_NUM_SACKS);
+    assert_eq!(sum, r.ofo_truesize(), "ofo truesize bookkeeping");
+    if let Some(o) = r.ooo.as_deref() {
+        assert!(o.sack.num_sacks as usize <= sack::TCP_NUM_SACKS);
+    }
     if r.unread == 0 && !r.fin_received {
         assert_eq!(r.buf.rcvq_truesize, 0);
     }
@@ -500,6 +508,7 @@ fn test_established_data_ack_every_second_full_segment() {
         h.advance(Duration::from_micros(100));
     }
     assert_eq!(h.mib.get(Mib::TcpExtDelayedACKs), 0);
+    assert!(h.r.ooo.is_none(), "in-order data makes no out-of-order state");
 }
 
 #[test]
@@ -810,6 +819,7 @@ fn test_established_duplicate_dsack_first_sent_once() {
     let seg = h.data(MSS, MSS);
     let (_, d) = send!(h, seg);
     assert_eq!(d, AckDecision::Delayed);
+    assert!(h.r.ooo.is_none());
     let seg = h.data(MSS, MSS);
     assert!(h.r.acceptable(&seg));
     let (out, d) = send!(h, seg);
@@ -820,6 +830,7 @@ fn test_established_duplicate_dsack_first_sent_once() {
     assert_eq!(sacks(&a), vec![(MSS, 2 * MSS)]);
     assert_eq!(h.mib.get(Mib::TcpExtDelayedACKLost), 1);
     assert_eq!(h.mib.get(Mib::TcpExtTCPDSACKOldSent), 1);
+    assert!(h.r.ooo.is_some(), "the D-SACK made the out-of-order state");
     // Sent once.
     h.emit_ack();
     assert!(sacks(&recv!(h)).is_empty());
@@ -875,8 +886,8 @@ fn test_established_ofo_overlap_merges_ranges() {
     let seg = h.data(1050, 400);
     let (out, _) = send!(h, seg);
     assert!(out.dsack);
-    assert_eq!(h.r.ofo.ranges().len(), 1);
-    assert_eq!((h.r.ofo.ranges()[0].start, h.r.ofo.ranges()[0].end), (IRS + 1 + 1000, IRS + 1 + 1500));
+    assert_eq!(h.r.ofo_ranges().len(), 1);
+    assert_eq!((h.r.ofo_ranges()[0].start, h.r.ofo_ranges()[0].end), (IRS + 1 + 1000, IRS + 1 + 1500));
     // The first overlap sets the D-SACK; later ones only extend a touching
     // block. Then the merged SACK block.
     assert_eq!(sacks(&recv!(h)), vec![(1050, 1100), (1000, 1500)]);
