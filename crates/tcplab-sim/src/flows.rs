@@ -33,13 +33,14 @@ use std::sync::Arc;
 use tcplab_core::{Connection, Counters, TcpMetrics, TcpState};
 use tcplab_wire::SeqNum;
 
-impl Sim {
+impl Sim<'_> {
     /// Starts flow `f`'s next run (its first at the flow's start).
     pub(crate) fn start_run(&mut self, f: usize) {
         let now = self.now;
+        let fc = &self.cfg.flows[f];
         let flow = &mut self.flows[f];
         let k = flow.runs.len();
-        if k >= flow.repeat.runs.max(1) as usize {
+        if k >= fc.repeat.runs.max(1) as usize {
             return;
         }
         let (c, s) = (flow.conn_base as usize + 2 * k, flow.conn_base as usize + 2 * k + 1);
@@ -49,29 +50,29 @@ impl Sim {
         } else {
             let client_iss = SeqNum(flow.rng.next_u32());
             let server_iss = SeqNum(flow.rng.next_u32());
-            let mut server = Connection::server(Arc::clone(&flow.server_cfg), SERVER_PORT, port, server_iss);
-            server.set_nodelay(flow.nodelay);
+            let mut server = Connection::server(Arc::clone(&fc.tcp_receiver), SERVER_PORT, port, server_iss);
+            server.set_nodelay(fc.nodelay);
             crate::sim_fq::attach(&mut server, self.dirs[self.conns[s].nic as usize].fq.as_deref());
             self.conns[s].tcp = Some(Box::new(server));
             client_iss
         };
         let cached = self.metrics.get(&(flow.from, flow.to)).copied();
         let mut client =
-            Connection::client_with_metrics(Arc::clone(&flow.client_cfg), port, SERVER_PORT, iss, now, cached.as_ref());
-        client.set_nodelay(flow.nodelay);
+            Connection::client_with_metrics(Arc::clone(&fc.tcp), port, SERVER_PORT, iss, now, cached.as_ref());
+        client.set_nodelay(fc.nodelay);
         crate::sim_fq::attach(&mut client, self.dirs[self.conns[c].nic as usize].fq.as_deref());
         self.conns[c].tcp = Some(Box::new(client));
         flow.runs.push(RunRt {
             start: now,
-            client: ClientApp::new(&flow.app),
-            server: ServerApp::new(&flow.app),
+            client: ClientApp::new(&fc.app),
+            server: ServerApp::new(&fc.app),
             completed_at: None,
             closed_at: None,
             cached,
             rpcs: 0,
             released: None,
         });
-        if let Some(each) = flow.repeat.duration_each {
+        if let Some(each) = fc.repeat.duration_each {
             self.events.push(now + each, Event::AppStop { flow: f as u32, run: k as u32 });
         }
         if k > 0 {
@@ -108,8 +109,8 @@ impl Sim {
     /// RPC client has closed after its last response.
     pub(crate) fn check_completion(&mut self, f: usize, r: usize) {
         let now = self.now;
+        let last = r + 1 == self.cfg.flows[f].repeat.runs.max(1) as usize;
         let flow = &mut self.flows[f];
-        let last = r + 1 == flow.repeat.runs.max(1) as usize;
         let run = &mut flow.runs[r];
         if run.completed_at.is_some() {
             return;
@@ -156,11 +157,12 @@ impl Sim {
             }
         }
         let now = self.now;
+        let repeat = &self.cfg.flows[f].repeat;
         let flow = &mut self.flows[f];
         if client {
             flow.runs[r].closed_at = Some(now);
-            if r + 1 < flow.repeat.runs as usize && flow.runs.len() == r + 1 {
-                let at = now + flow.repeat.gap;
+            if r + 1 < repeat.runs as usize && flow.runs.len() == r + 1 {
+                let at = now + repeat.gap;
                 self.events.push(at, Event::FlowStart(f as u32));
             }
         }

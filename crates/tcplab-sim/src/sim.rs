@@ -48,7 +48,7 @@
 //! machine.
 
 use crate::app::{ClientApp, RpcRecorder, ServerApp};
-use crate::config::{AppConfig, NodeId, NodeKind, Qdisc, Repeat, SimConfig};
+use crate::config::{AppConfig, NodeId, NodeKind, Qdisc, SimConfig};
 use crate::event::EventQueue;
 use crate::fq::{FqQdisc, NONE};
 use crate::gro::{self, Held, NAPI_POLL_WEIGHT};
@@ -65,7 +65,7 @@ use crate::validate::ConfigError;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tcplab_core::time::{Duration, Instant};
-use tcplab_core::{Connection, Counters, TcpConfig, TcpInfo, TcpMetrics};
+use tcplab_core::{Connection, Counters, TcpInfo, TcpMetrics};
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum};
 
 /// A scheduled event. Small and `Copy`: indices, never pointers.
@@ -98,13 +98,6 @@ pub(crate) struct FlowRt {
     pub from: NodeId,
     pub to: NodeId,
     pub start: Instant,
-    /// The flow's [`FlowConfig::tcp`](crate::config::FlowConfig::tcp)
-    /// and `tcp_receiver`, shared with its connections.
-    pub client_cfg: Arc<TcpConfig>,
-    pub server_cfg: Arc<TcpConfig>,
-    pub app: AppConfig,
-    pub nodelay: bool,
-    pub repeat: Repeat,
     /// The flow's random stream: ISNs of run 0 were its first two draws,
     /// each later run draws the next two.
     pub rng: Pcg32,
@@ -226,12 +219,16 @@ pub type PacketTap = Box<dyn FnMut(Instant, &PacketEvent) + Send>;
 /// ```
 /// # use tcplab_sim::{Sim, bench_config};
 /// # use tcplab_core::time::Instant;
-/// let mut sim = Sim::new(&bench_config()).unwrap();
+/// let cfg = bench_config();
+/// let mut sim = Sim::new(&cfg).unwrap();
 /// sim.run_until(Instant::from_millis(1));
 /// let result = sim.result();
 /// assert_eq!(result.sim_time.as_millis(), 1);
 /// ```
-pub struct Sim {
+pub struct Sim<'a> {
+    /// The configuration it runs: flows read their settings from it
+    /// rather than keeping copies (issue 15: memory per flow).
+    pub(crate) cfg: &'a SimConfig,
     pub(crate) now: Instant,
     pub(crate) duration: Duration,
     pub(crate) events: EventQueue<Event>,
@@ -266,15 +263,11 @@ pub struct Sim {
     /// With tracing: the trace interval (ns) and each direction's queue
     /// samples so far.
     pub(crate) queue_trace: Option<(u64, Vec<Vec<QueueSample>>)>,
-    /// Names for the result.
-    pub(crate) node_names: Vec<String>,
-    pub(crate) link_names: Vec<String>,
-    pub(crate) flow_ids: Vec<String>,
 }
 
-impl Sim {
+impl<'a> Sim<'a> {
     /// Builds the simulation at time zero; validates `cfg` first.
-    pub fn new(cfg: &SimConfig) -> Result<Sim, ConfigError> {
+    pub fn new(cfg: &'a SimConfig) -> Result<Sim<'a>, ConfigError> {
         cfg.validate()?;
         if let Some(n) = cfg.nodes.iter().find(|n| n.offloads) {
             return Err(ConfigError(format!(
@@ -358,9 +351,8 @@ impl Sim {
                 demux[fc.from].insert(fc.to, port, SERVER_PORT, c);
                 demux[fc.to].insert(fc.from, SERVER_PORT, port, c + 1);
             }
-            let (client_cfg, server_cfg) = (Arc::clone(&fc.tcp), Arc::clone(&fc.tcp_receiver));
             // Run 0's server listens from time zero.
-            let mut server = Connection::server(Arc::clone(&server_cfg), SERVER_PORT, first_port, server_iss);
+            let mut server = Connection::server(Arc::clone(&fc.tcp_receiver), SERVER_PORT, first_port, server_iss);
             server.set_nodelay(fc.nodelay);
             crate::sim_fq::attach(&mut server, dirs[snic as usize].fq.as_deref());
             conns[conn_base as usize + 1].tcp = Some(Box::new(server));
@@ -368,11 +360,6 @@ impl Sim {
                 from: fc.from,
                 to: fc.to,
                 start: Instant::ZERO + fc.start,
-                client_cfg,
-                server_cfg,
-                app: fc.app.clone(),
-                nodelay: fc.nodelay,
-                repeat: fc.repeat.clone(),
                 rng,
                 client_iss,
                 conn_base,
@@ -407,6 +394,7 @@ impl Sim {
             events.push(Instant::from_nanos(*i), Event::QueueSample);
         }
         let mut sim = Sim {
+            cfg,
             now: Instant::ZERO,
             duration: cfg.duration,
             events,
@@ -426,9 +414,6 @@ impl Sim {
             napi_woken: Vec::with_capacity(8),
             tap: None,
             queue_trace,
-            node_names: cfg.nodes.iter().map(|n| n.name.clone()).collect(),
-            link_names: cfg.links.iter().map(|l| l.name.clone()).collect(),
-            flow_ids: cfg.flows.iter().map(|f| f.id.clone()).collect(),
         };
         // Servers listen from time zero; give them a chance to arm timers.
         for f in 0..sim.flows.len() {

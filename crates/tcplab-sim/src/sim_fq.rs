@@ -51,7 +51,7 @@ pub(crate) fn attach(tcp: &mut Connection, fq: Option<&FqQdisc>) {
     }
 }
 
-impl Sim {
+impl Sim<'_> {
     /// `Sim::poll_segments` for a connection whose NIC has fq.
     pub(crate) fn drain_fq(&mut self, c: usize) -> Drained {
         let now = self.now;

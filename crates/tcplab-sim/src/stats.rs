@@ -34,7 +34,7 @@ fn since_zero(t: Instant) -> Duration {
     Duration::from_nanos(t.as_nanos())
 }
 
-impl Sim {
+impl Sim<'_> {
     /// The results so far (at [`Sim::now`]). Can be called at any time,
     /// any number of times.
     pub fn result(&self) -> RunResult {
@@ -122,8 +122,8 @@ impl Sim {
         let end = flow.completed_at.unwrap_or(now);
         let goodput_bps = if end > flow.start { rate_bps(delivered, flow.start, end) } else { 0.0 };
         FlowResult {
-            id: self.flow_ids[f].clone(),
-            cc: flow.client_cfg.congestion_control.name().to_string(),
+            id: self.cfg.flows[f].id.clone(),
+            cc: self.cfg.flows[f].tcp.congestion_control.name().to_string(),
             bytes_delivered: delivered,
             goodput_bps,
             retransmits,
@@ -157,9 +157,9 @@ impl Sim {
                 LinkResult {
                     id: format!(
                         "{}:{}->{}",
-                        self.link_names[d / 2],
-                        self.node_names[dir.from],
-                        self.node_names[dir.to]
+                        self.cfg.links[d / 2].name,
+                        self.cfg.nodes[dir.from].name,
+                        self.cfg.nodes[dir.to].name
                     ),
                     utilization: if elapsed > 0 { dir.busy_until(now) as f64 / elapsed as f64 } else { 0.0 },
                     tx_packets: dir.tx_packets,

@@ -91,7 +91,8 @@ fn bottleneck(q: QueueConfig) -> SimConfig {
 
 #[test]
 fn test_drop_tail_packet_limit() {
-    let mut sim = Sim::new(&bottleneck(queue(Limit::Packets(3)))).unwrap();
+    let cfg = bottleneck(queue(Limit::Packets(3)));
+    let mut sim = Sim::new(&cfg).unwrap();
     let log = record(&mut sim);
     for i in 0..10 {
         sim.inject_raw(0, true, data_seg(i, 1460, Ecn::NotEct));
@@ -110,7 +111,8 @@ fn test_drop_tail_packet_limit() {
 
 #[test]
 fn test_drop_tail_byte_limit() {
-    let mut sim = Sim::new(&bottleneck(queue(Limit::Bytes(4000)))).unwrap();
+    let cfg = bottleneck(queue(Limit::Bytes(4000)));
+    let mut sim = Sim::new(&cfg).unwrap();
     let log = record(&mut sim);
     // 1500 in service; then 1500 + 1500 wait (3000); 1500 more would
     // exceed 4000, but a 540-byte packet (4000 - 3000 = 1000 left) fits.
@@ -128,7 +130,8 @@ fn test_drop_tail_byte_limit() {
 
 #[test]
 fn test_queue_occupancy_reports_waiting_packets() {
-    let mut sim = Sim::new(&bottleneck(queue(Limit::Packets(100)))).unwrap();
+    let cfg = bottleneck(queue(Limit::Packets(100)));
+    let mut sim = Sim::new(&cfg).unwrap();
     for i in 0..5 {
         sim.inject_raw(0, true, data_seg(i, 1460, Ecn::NotEct));
     }
@@ -181,7 +184,8 @@ fn test_queue_trace_samples_the_grid_as_a_step_series() {
 #[test]
 fn test_ecn_marks_ect_only_above_threshold() {
     let q = QueueConfig { limit: Limit::Packets(100), ecn_threshold: Some(Limit::Packets(2)) };
-    let mut sim = Sim::new(&bottleneck(q)).unwrap();
+    let cfg = bottleneck(q);
+    let mut sim = Sim::new(&cfg).unwrap();
     let log = record(&mut sim);
     for i in 0..8 {
         let ecn = if i % 2 == 0 { Ecn::Ect0 } else { Ecn::NotEct };
@@ -322,7 +326,8 @@ fn test_slot_releases_what_came_due_together_when_the_slot_opens() {
     // last); the watchdog at 11 finds it open at 8 < 11 and redraws it to
     // 14, when the four packets due by then leave together; the next head
     // (due 15) redraws it to 17.
-    let mut sim = Sim::new(&slotted(12_000_000, Duration::from_millis(3))).unwrap();
+    let cfg = slotted(12_000_000, Duration::from_millis(3));
+    let mut sim = Sim::new(&cfg).unwrap();
     let log = record(&mut sim);
     for i in 1..=6 {
         sim.inject_raw(0, true, data_seg(i, 1460, Ecn::NotEct));
@@ -339,7 +344,8 @@ fn test_slot_holds_a_packet_one_slot_past_its_due_time_when_the_last_draw_came_e
     // 1 Mbit/s: 12 ms per packet, due at 22, 34 and 46 ms. A 5 ms slot drawn
     // at each due time (nothing else calls netem's dequeue within 5 ms of
     // it) holds each packet 5 ms: 27, 39, 51.
-    let mut sim = Sim::new(&slotted(1_000_000, Duration::from_millis(5))).unwrap();
+    let cfg = slotted(1_000_000, Duration::from_millis(5));
+    let mut sim = Sim::new(&cfg).unwrap();
     let log = record(&mut sim);
     for i in 1..=3 {
         sim.inject_raw(0, true, data_seg(i, 1460, Ecn::NotEct));
