@@ -425,13 +425,13 @@ impl Metric {
                 .and_then(|f| f.jain_index)
                 .ok_or_else(|| Error::msg("metric jain: no flow delivered data in the window")),
             Quantity::Counter(m) => Ok(match &self.flow {
-                None => rep.counters.get(m.name()).copied().unwrap_or(0),
+                None => rep.counters.get(m),
                 Some(_) => {
                     let mut sum = 0;
                     for i in flows {
                         let f = &rep.flows[i];
                         sum += match (&f.counters, m) {
-                            (Some(c), _) => c.get(m.name()).copied().unwrap_or(0),
+                            (Some(c), _) => c.get(m),
                             // tcp_info's total_retrans is per socket on either backend.
                             (None, Mib::TcpRetransSegs) => f.retransmits,
                             (None, _) => {
@@ -450,9 +450,9 @@ impl Metric {
                 }
             } as f64),
             Quantity::HystartExitCwnd => {
-                let c = |n: &str| rep.counters.get(n).copied().unwrap_or(0) as f64;
-                let exits = c("TcpExtTCPHystartTrainDetect") + c("TcpExtTCPHystartDelayDetect");
-                let cwnd = c("TcpExtTCPHystartTrainCwnd") + c("TcpExtTCPHystartDelayCwnd");
+                let c = |m: Mib| rep.counters.get(m) as f64;
+                let exits = c(Mib::TcpExtTCPHystartTrainDetect) + c(Mib::TcpExtTCPHystartDelayDetect);
+                let cwnd = c(Mib::TcpExtTCPHystartTrainCwnd) + c(Mib::TcpExtTCPHystartDelayCwnd);
                 Ok(if exits > 0.0 { cwnd / exits } else { 0.0 })
             }
             Quantity::Reordering => Ok(flows
