@@ -75,7 +75,14 @@ impl LatencyHistogram {
         let i = index(v) as u32;
         match self.counts.binary_search_by_key(&i, |e| e.0) {
             Ok(k) => self.counts[k].1 += 1,
-            Err(k) => self.counts.insert(k, (i, 1)),
+            Err(k) => {
+                // The first bucket alone: a flow that completes one RPC
+                // keeps 16 bytes here, not the 64 a first insert reserves.
+                if self.counts.capacity() == 0 {
+                    self.counts.reserve_exact(1);
+                }
+                self.counts.insert(k, (i, 1))
+            }
         }
         if self.total == 0 || v < self.min {
             self.min = v;

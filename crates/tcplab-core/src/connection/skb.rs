@@ -41,6 +41,7 @@
 //! [`SKB_PSH`]: super::rtx_queue::SKB_PSH
 
 use super::receiver::TCP_MSS_DEFAULT;
+use super::rtx_queue::push_back_first_exact;
 use super::Connection;
 use crate::rate::AppLimitedInput;
 use crate::time::Instant;
@@ -294,7 +295,10 @@ impl Connection {
         let partial = (n as u64) < requested;
         let cont = std::mem::replace(&mut self.sq.partial, partial && n > 0);
         self.write_seq += n;
-        self.sq.calls.push_back(SendCall { end: self.write_seq, eor: eor && !partial, partial, cont });
+        push_back_first_exact(
+            &mut self.sq.calls,
+            SendCall { end: self.write_seq, eor: eor && !partial, partial, cont },
+        );
     }
 
     /// `forced_push`: more than half the peer's largest window was written
@@ -319,7 +323,8 @@ impl Connection {
             let j = self.tp.jiffies;
             self.sq.chrono.start(j, TCP_CHRONO_BUSY);
         }
-        self.sq.wq.push_back(WSkb { end_seq: self.sq.built_seq, psh: false, eor: false, fin: false });
+        let skb = WSkb { end_seq: self.sq.built_seq, psh: false, eor: false, fin: false };
+        push_back_first_exact(&mut self.sq.wq, skb);
         self.slow_start_after_idle_check();
     }
 
