@@ -147,7 +147,7 @@ fn flow_result(cfg: &SimConfig, i: usize, out: &FlowOut, counters: Option<Counte
                 h.record(v);
             }
             let samples = out.rpc_latencies_ns.iter().copied().take(r.samples as usize).collect();
-            Some(RpcStats::from_histogram(h, samples))
+            Some(Box::new(RpcStats::from_histogram(h, samples)))
         }
         AppConfig::Bulk { .. } => None,
     };
@@ -157,7 +157,7 @@ fn flow_result(cfg: &SimConfig, i: usize, out: &FlowOut, counters: Option<Counte
         bytes_delivered: bytes,
         goodput_bps,
         retransmits,
-        sender_info: runs.last().map(|r| r.sender_info).unwrap_or_default(),
+        sender_info: Box::new(runs.last().map(|r| r.sender_info).unwrap_or_default()),
         counters_known: counters.is_some(),
         counters: counters.unwrap_or_default(),
         completed_at,

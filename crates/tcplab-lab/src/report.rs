@@ -330,7 +330,7 @@ impl RunReport {
                     completed_at_s: f.completed_at.map(|d| d.as_secs_f64()),
                     goodput_last_bps,
                     counters: f.counters_known.then(|| CounterMap::new(&f.counters)),
-                    rpc: f.rpc.as_ref().map(RpcReport::new),
+                    rpc: f.rpc.as_deref().map(RpcReport::new),
                     sender: SenderReport {
                         delivered: f.sender_info.delivered,
                         delivered_ce: f.sender_info.delivered_ce,

@@ -170,8 +170,10 @@ pub(crate) struct RpcClient {
     request: u64,
     response: u64,
     think: Duration,
-    /// Transactions still to start (`None` = unlimited).
-    left: Option<u64>,
+    /// Transactions still to start (`u64::MAX` = unlimited). Sentinels
+    /// here and in `next_at` rather than `Option`s: 16 bytes less for each
+    /// of 100,000 RPC flows (issue 15).
+    left: u64,
     /// A transaction is outstanding (request written or being written).
     busy: bool,
     /// Request bytes not yet accepted by `write()`.
@@ -180,8 +182,8 @@ pub(crate) struct RpcClient {
     resp_got: u64,
     /// When the outstanding request's first byte was written.
     started_at: Instant,
-    /// No new request before this time (think time).
-    next_at: Option<Instant>,
+    /// No new request before this time (think time; `Instant::ZERO` = none).
+    next_at: Instant,
     /// Stop issuing requests (stop time or `duration_each` passed).
     stopping: bool,
     pub closed: bool,
@@ -195,12 +197,12 @@ impl RpcClient {
             request: cfg.request.max(1),
             response: cfg.response.max(1),
             think: cfg.think,
-            left: cfg.count,
+            left: cfg.count.unwrap_or(u64::MAX),
             busy: false,
             req_left: 0,
             resp_got: 0,
             started_at: Instant::ZERO,
-            next_at: None,
+            next_at: Instant::ZERO,
             stopping: false,
             closed: false,
             read: 0,
@@ -230,17 +232,17 @@ impl RpcClient {
             ev.completed = Some((now - self.started_at).as_nanos());
             if self.think > Duration::ZERO {
                 let t = now + self.think;
-                self.next_at = Some(t);
+                self.next_at = t;
                 ev.wake_at = Some(t);
             }
         }
-        if !self.busy && !self.stopping && self.left != Some(0) && self.next_at.map_or(true, |t| now >= t) {
+        if !self.busy && !self.stopping && self.left != 0 && now >= self.next_at {
             self.busy = true;
-            self.next_at = None;
+            self.next_at = Instant::ZERO;
             self.req_left = self.request;
             self.started_at = now;
-            if let Some(l) = &mut self.left {
-                *l -= 1;
+            if self.left != u64::MAX {
+                self.left -= 1;
             }
         }
         if self.req_left > 0 {
@@ -250,7 +252,7 @@ impl RpcClient {
                 self.req_left -= n;
             }
         }
-        if !self.busy && (self.stopping || self.left == Some(0)) {
+        if !self.busy && (self.stopping || self.left == 0) {
             self.closed = true;
             tcp.close();
             ev.finished = true;
@@ -319,18 +321,18 @@ impl RpcServer {
 pub(crate) struct RpcRecorder {
     pub hist: LatencyHistogram,
     pub samples: Vec<u64>,
-    cap: usize,
+    cap: u32,
 }
 
 impl RpcRecorder {
     pub fn new(cap: u32) -> Self {
-        RpcRecorder { hist: LatencyHistogram::new(), samples: Vec::new(), cap: cap as usize }
+        RpcRecorder { hist: LatencyHistogram::new(), samples: Vec::new(), cap }
     }
 
     #[inline]
     pub fn record(&mut self, ns: u64) {
         self.hist.record(ns);
-        if self.samples.len() < self.cap {
+        if self.samples.len() < self.cap as usize {
             self.samples.push(ns);
         }
     }

@@ -44,7 +44,7 @@ impl Sim<'_> {
             return;
         }
         let (c, s) = (flow.conn_base as usize + 2 * k, flow.conn_base as usize + 2 * k + 1);
-        let port = flow.ports[k];
+        let port = flow.port(k);
         let iss = if k == 0 {
             flow.client_iss
         } else {
@@ -68,7 +68,7 @@ impl Sim<'_> {
             server: ServerApp::new(&fc.app),
             completed_at: None,
             closed_at: None,
-            cached,
+            cached: cached.map(Box::new),
             rpcs: 0,
             released: None,
         });

@@ -65,7 +65,7 @@ use crate::validate::ConfigError;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tcplab_core::time::{Duration, Instant};
-use tcplab_core::{Connection, Counters, TcpInfo, TcpMetrics};
+use tcplab_core::{Connection, Counters, TcpConfig, TcpInfo, TcpMetrics};
 use tcplab_wire::{Ecn, SegmentRepr, SeqNum};
 
 /// A scheduled event. Small and `Copy`: indices, never pointers.
@@ -105,15 +105,26 @@ pub(crate) struct FlowRt {
     /// Connection index of run 0's client; run `k` uses `conn_base + 2k`
     /// (client) and `conn_base + 2k + 1` (server).
     pub conn_base: u32,
-    /// Client port of run 1 (runs ≥ 1 use consecutive ports from here).
-    /// Client port of each run ([`crate::host::client_ports`]).
-    pub ports: Vec<u16>,
+    /// Client port of run 0, and of run 1, from which runs ≥ 1 use
+    /// consecutive ports ([`crate::host::client_ports`]): [`port`](Self::port).
+    pub first_port: u16,
+    pub later_port: u16,
     /// Runs started so far.
     pub runs: Vec<RunRt>,
     pub completed_at: Option<Instant>,
     /// Boxed: most runs do not trace (40 bytes less per flow, issue 15).
     pub trace: Option<Box<TraceSampler>>,
     pub rpc: Option<RpcRecorder>,
+}
+
+impl FlowRt {
+    /// Client port of run `k`.
+    pub fn port(&self, k: usize) -> u16 {
+        match k {
+            0 => self.first_port,
+            _ => self.later_port.wrapping_add((k - 1) as u16),
+        }
+    }
 }
 
 /// One run (connection) of a flow.
@@ -123,7 +134,8 @@ pub(crate) struct RunRt {
     pub server: ServerApp,
     pub completed_at: Option<Instant>,
     pub closed_at: Option<Instant>,
-    pub cached: Option<TcpMetrics>,
+    /// Boxed: most runs start without cached metrics.
+    pub cached: Option<Box<TcpMetrics>>,
     pub rpcs: u64,
     /// Set when both connections have finished and were released: their
     /// counters (merged) and the client's final `tcp_info`.
@@ -154,9 +166,9 @@ pub(crate) struct ConnRt {
     pub route: u32,
     /// First-hop link direction (the host's NIC queue): `routes[route]`.
     pub nic: u32,
-    /// Largest packet the connection may send (its MTU), for the NIC
-    /// backpressure check.
-    pub mtu: u32,
+    /// Largest packet the connection may send (its MTU, at most 65,535 by
+    /// validation), for the NIC backpressure check.
+    pub mtu: u16,
     pub timer_gen: u32,
     /// Time of the live timer entry; `Instant::MAX` when there is none
     /// (no `Option`: 16 bytes less per connection, issue 15).
@@ -178,7 +190,7 @@ pub(crate) struct ConnRt {
 }
 
 impl ConnRt {
-    fn new(flow: u32, run: u32, client: bool, route: u32, nic: u32, mtu: u32) -> Self {
+    fn new(flow: u32, run: u32, client: bool, route: u32, nic: u32, mtu: u16) -> Self {
         ConnRt {
             tcp: None,
             flow,
@@ -315,7 +327,8 @@ impl<'a> Sim<'a> {
         let mut conns = Vec::with_capacity(total_conns);
         let mut demux = vec![Demux::default(); n];
         for ((f, fc), ports) in cfg.flows.iter().enumerate().zip(all_ports) {
-            let first_port = ports[0];
+            let (first_port, later_port) = (ports[0], ports.get(1).copied().unwrap_or(0));
+            debug_assert!(ports[1..].iter().zip(0..).all(|(&p, k)| p == later_port.wrapping_add(k)));
             let first_request = next_request;
             next_request += if per_conn { 2 * ports.len() } else { 2 };
             let route = |k: usize, side: usize| -> Result<u32, ConfigError> {
@@ -338,8 +351,9 @@ impl<'a> Sim<'a> {
                 let c = conns.len() as u32;
                 let (croute, sroute) = (route(k, 0)?, route(k, 1)?);
                 let (cnic, snic) = (routes[croute as usize], routes[sroute as usize]);
-                let mut client = ConnRt::new(f as u32, k as u32, true, croute, cnic, fc.tcp.mtu);
-                let mut server = ConnRt::new(f as u32, k as u32, false, sroute, snic, fc.tcp_receiver.mtu);
+                let mtu = |t: &TcpConfig| t.mtu.min(u16::MAX.into()) as u16;
+                let mut client = ConnRt::new(f as u32, k as u32, true, croute, cnic, mtu(&fc.tcp));
+                let mut server = ConnRt::new(f as u32, k as u32, false, sroute, snic, mtu(&fc.tcp_receiver));
                 if let Some(q) = dirs[cnic as usize].fq.as_deref_mut() {
                     client.fq_flow = q.add_flow(c);
                 }
@@ -363,7 +377,8 @@ impl<'a> Sim<'a> {
                 rng,
                 client_iss,
                 conn_base,
-                ports,
+                first_port,
+                later_port,
                 runs: Vec::with_capacity(runs as usize),
                 completed_at: None,
                 trace: cfg.trace_interval.map(|i| Box::new(TraceSampler::new(i))),
@@ -962,7 +977,7 @@ impl<'a> Sim<'a> {
             let conn = &mut self.conns[c];
             let nic = conn.nic as usize;
             let dir = &mut self.dirs[nic];
-            let room = dir.in_service.is_none() || dir.queue.is_empty() || dir.queue.has_room(conn.mtu);
+            let room = dir.in_service.is_none() || dir.queue.is_empty() || dir.queue.has_room(conn.mtu.into());
             if !room {
                 return Drained::NoRoom { sent };
             }

@@ -66,7 +66,7 @@ impl Sim<'_> {
             let f = conn.fq_flow;
             // The limits and TSQ are checked per skb; the rest of an skb
             // under way follows it.
-            match if tcp.skb_continues() { Room::Yes } else { q.room(f, conn.mtu, tcp.pacing_rate()) } {
+            match if tcp.skb_continues() { Room::Yes } else { q.room(f, conn.mtu.into(), tcp.pacing_rate()) } {
                 Room::Yes => {}
                 Room::Flow => {
                     q.flows[f as usize].waiting = true;

@@ -62,7 +62,8 @@ impl Sim<'_> {
         for f in 0..self.flows.len() {
             flows.push(self.flow_result(f));
             let flow = &self.flows[f];
-            let conns = flow.conn_base as usize..flow.conn_base as usize + 2 * flow.ports.len();
+            let runs = self.cfg.flows[f].repeat.runs.max(1) as usize;
+            let conns = flow.conn_base as usize..flow.conn_base as usize + 2 * runs;
             for c in &mut self.conns[conns] {
                 c.tcp = None;
             }
@@ -108,7 +109,7 @@ impl Sim<'_> {
                 goodput_bps: rate_bps(bytes, run.start, run.completed_at.unwrap_or(now)),
                 retransmits: retrans,
                 rpcs: run.rpcs,
-                cached_metrics: run.cached,
+                cached_metrics: run.cached.as_deref().copied(),
                 sender_info: info,
                 counters: std::mem::take(&mut run_counters),
             });
@@ -127,12 +128,12 @@ impl Sim<'_> {
             bytes_delivered: delivered,
             goodput_bps,
             retransmits,
-            sender_info,
+            sender_info: Box::new(sender_info),
             counters,
             counters_known: true,
             completed_at: flow.completed_at.map(since_zero),
             trace: flow.trace.as_ref().map_or_else(Vec::new, |t| t.rows.clone()),
-            rpc: flow.rpc.as_ref().map(|r| r.stats()),
+            rpc: flow.rpc.as_ref().map(|r| Box::new(r.stats())),
             runs,
         }
     }
