@@ -48,6 +48,7 @@
 
 mod ca;
 mod era_v3;
+mod inline_deque;
 mod input;
 mod negotiated;
 mod output;

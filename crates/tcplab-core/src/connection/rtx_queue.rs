@@ -19,11 +19,11 @@ use tcplab_wire::SeqNum;
 
 /// `q.push_back(v)`, reserving room for one entry only when `q` has none,
 /// not the four a first `push_back` would: a connection that stays idle
-/// after its SYN or a one-segment request keeps its queues' first buffers
-/// for its lifetime (issue 15: memory per idle connection). Growth from
-/// there doubles as usual, once more per queue and connection.
+/// after its SYN or a one-segment request keeps this first buffer for its
+/// lifetime (issue 15: memory per idle connection). Growth from there
+/// doubles as usual, once more per connection.
 #[inline]
-pub(super) fn push_back_first_exact<T>(q: &mut VecDeque<T>, v: T) {
+fn push_back_first_exact<T>(q: &mut VecDeque<T>, v: T) {
     if q.capacity() == 0 {
         q.reserve_exact(1);
     }

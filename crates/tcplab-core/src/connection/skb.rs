@@ -40,12 +40,11 @@
 //! [`SKB_END`]: super::rtx_queue::SKB_END
 //! [`SKB_PSH`]: super::rtx_queue::SKB_PSH
 
+use super::inline_deque::InlineDeque;
 use super::receiver::TCP_MSS_DEFAULT;
-use super::rtx_queue::push_back_first_exact;
 use super::Connection;
 use crate::rate::AppLimitedInput;
 use crate::time::Instant;
-use std::collections::VecDeque;
 use tcplab_wire::SeqNum;
 
 /// `TCP_NAGLE_OFF` (include/net/tcp.h): `TCP_NODELAY`.
@@ -164,9 +163,9 @@ impl Chrono {
 #[derive(Clone, Debug)]
 pub(super) struct SendQueue {
     /// `sk_write_queue`: unsent skbs covering `snd_nxt .. built_seq`.
-    pub wq: VecDeque<WSkb>,
+    pub wq: InlineDeque<WSkb>,
     /// Writes not yet turned into skbs.
-    pub calls: VecDeque<SendCall>,
+    pub calls: InlineDeque<SendCall>,
     /// End of the data in skbs (the kernel's `write_seq` while `calls`
     /// is empty).
     pub built_seq: SeqNum,
@@ -202,8 +201,8 @@ pub(super) struct SendQueue {
 impl SendQueue {
     pub fn new(iss: SeqNum) -> SendQueue {
         SendQueue {
-            wq: VecDeque::new(),
-            calls: VecDeque::new(),
+            wq: InlineDeque::Empty,
+            calls: InlineDeque::Empty,
             built_seq: iss + 1,
             pushed_seq: iss + 1,
             gso_segs: 0,
@@ -295,10 +294,7 @@ impl Connection {
         let partial = (n as u64) < requested;
         let cont = std::mem::replace(&mut self.sq.partial, partial && n > 0);
         self.write_seq += n;
-        push_back_first_exact(
-            &mut self.sq.calls,
-            SendCall { end: self.write_seq, eor: eor && !partial, partial, cont },
-        );
+        self.sq.calls.push_back(SendCall { end: self.write_seq, eor: eor && !partial, partial, cont });
     }
 
     /// `forced_push`: more than half the peer's largest window was written
@@ -324,7 +320,7 @@ impl Connection {
             self.sq.chrono.start(j, TCP_CHRONO_BUSY);
         }
         let skb = WSkb { end_seq: self.sq.built_seq, psh: false, eor: false, fin: false };
-        push_back_first_exact(&mut self.sq.wq, skb);
+        self.sq.wq.push_back(skb);
         self.slow_start_after_idle_check();
     }
 
