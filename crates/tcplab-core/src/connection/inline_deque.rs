@@ -24,15 +24,19 @@ impl<T: Copy> InlineDeque<T> {
     #[inline]
     pub fn len(&self) -> usize {
         match self {
-            InlineDeque::Empty => 0,
-            InlineDeque::One(_) => 1,
             InlineDeque::Heap(q) => q.len(),
+            InlineDeque::One(_) => 1,
+            InlineDeque::Empty => 0,
         }
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        match self {
+            InlineDeque::Heap(q) => q.is_empty(),
+            InlineDeque::One(_) => false,
+            InlineDeque::Empty => true,
+        }
     }
 
     #[inline]
@@ -65,17 +69,8 @@ impl<T: Copy> InlineDeque<T> {
     #[inline]
     pub fn get(&self, i: usize) -> Option<&T> {
         match self {
-            InlineDeque::One(v) if i == 0 => Some(v),
             InlineDeque::Heap(q) => q.get(i),
-            _ => None,
-        }
-    }
-
-    #[inline]
-    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
-        match self {
             InlineDeque::One(v) if i == 0 => Some(v),
-            InlineDeque::Heap(q) => q.get_mut(i),
             _ => None,
         }
     }
@@ -118,9 +113,10 @@ impl<T: Copy> Index<usize> for InlineDeque<T> {
     type Output = T;
     #[inline]
     fn index(&self, i: usize) -> &T {
-        match self.get(i) {
-            Some(v) => v,
-            None => panic!("InlineDeque index {i} out of range (len {})", self.len()),
+        match self {
+            InlineDeque::Heap(q) => &q[i],
+            InlineDeque::One(v) if i == 0 => v,
+            _ => out_of_range(i),
         }
     }
 }
@@ -128,12 +124,18 @@ impl<T: Copy> Index<usize> for InlineDeque<T> {
 impl<T: Copy> IndexMut<usize> for InlineDeque<T> {
     #[inline]
     fn index_mut(&mut self, i: usize) -> &mut T {
-        let len = self.len();
-        match self.get_mut(i) {
-            Some(v) => v,
-            None => panic!("InlineDeque index {i} out of range (len {len})"),
+        match self {
+            InlineDeque::Heap(q) => &mut q[i],
+            InlineDeque::One(v) if i == 0 => v,
+            _ => out_of_range(i),
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_range(i: usize) -> ! {
+    panic!("InlineDeque index {i} out of range")
 }
 
 #[cfg(test)]
