@@ -135,7 +135,7 @@ fn flow_result(cfg: &SimConfig, i: usize, out: &FlowOut, counters: Option<Counte
     let retransmits: u64 = runs.iter().map(|r| r.retransmits).sum();
     let completed_at = runs.last().and_then(|r| r.completed_at).filter(|_| {
         // The flow completes when its last run does.
-        runs.len() == fc.repeat.runs.max(1) as usize
+        runs.len() == fc.repeat.count() as usize
     });
     let end = completed_at.unwrap_or(duration);
     let span = end.as_nanos().saturating_sub(fc.start.as_nanos());

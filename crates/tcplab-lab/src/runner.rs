@@ -175,7 +175,7 @@ pub fn packet_estimate(sc: &Scenario) -> f64 {
         .flows
         .iter()
         .map(|f| match f.app {
-            AppConfig::Bulk { bytes: Some(b), .. } => Some(b as f64 * f.repeat.runs.max(1) as f64),
+            AppConfig::Bulk { bytes: Some(b), .. } => Some(b as f64 * f.repeat.count() as f64),
             _ => None,
         })
         .sum();

@@ -321,18 +321,18 @@ impl RpcServer {
 pub(crate) struct RpcRecorder {
     pub hist: LatencyHistogram,
     pub samples: Vec<u64>,
-    cap: u32,
+    cap: usize,
 }
 
 impl RpcRecorder {
     pub fn new(cap: u32) -> Self {
-        RpcRecorder { hist: LatencyHistogram::new(), samples: Vec::new(), cap }
+        RpcRecorder { hist: LatencyHistogram::new(), samples: Vec::new(), cap: cap as usize }
     }
 
     #[inline]
     pub fn record(&mut self, ns: u64) {
         self.hist.record(ns);
-        if self.samples.len() < self.cap as usize {
+        if self.samples.len() < self.cap {
             self.samples.push(ns);
         }
     }

@@ -33,7 +33,7 @@ impl SimConfig {
     /// Client connections of the run: every run of every flow (`repeat`)
     /// is one, each with a client and a server end.
     pub fn connections(&self) -> u64 {
-        self.flows.iter().map(|f| u64::from(f.repeat.runs.max(1))).sum()
+        self.flows.iter().map(|f| u64::from(f.repeat.count())).sum()
     }
 }
 
@@ -386,6 +386,13 @@ pub struct Repeat {
 impl Default for Repeat {
     fn default() -> Self {
         Repeat { runs: 1, gap: Duration::ZERO, duration_each: None }
+    }
+}
+
+impl Repeat {
+    /// Runs the flow makes: `runs`, and at least one.
+    pub fn count(&self) -> u32 {
+        self.runs.max(1)
     }
 }
 

@@ -40,7 +40,7 @@ impl Sim<'_> {
         let fc = &self.cfg.flows[f];
         let flow = &mut self.flows[f];
         let k = flow.runs.len();
-        if k >= fc.repeat.runs.max(1) as usize {
+        if k >= fc.repeat.count() as usize {
             return;
         }
         let (c, s) = (flow.conn_base as usize + 2 * k, flow.conn_base as usize + 2 * k + 1);
@@ -109,7 +109,7 @@ impl Sim<'_> {
     /// RPC client has closed after its last response.
     pub(crate) fn check_completion(&mut self, f: usize, r: usize) {
         let now = self.now;
-        let last = r + 1 == self.cfg.flows[f].repeat.runs.max(1) as usize;
+        let last = r + 1 == self.cfg.flows[f].repeat.count() as usize;
         let flow = &mut self.flows[f];
         let run = &mut flow.runs[r];
         if run.completed_at.is_some() {

@@ -70,7 +70,7 @@ pub fn client_ports(flows: &[crate::config::FlowConfig]) -> Vec<Vec<u16>> {
         .iter()
         .map(|fc| {
             let (first, later) = next.get_mut(&fc.from).expect("every flow's host was counted");
-            let runs = fc.repeat.runs.max(1) as usize;
+            let runs = fc.repeat.count() as usize;
             let (f, l) = (*first, *later);
             *first += 1;
             *later += runs - 1;

@@ -344,7 +344,7 @@ impl<'a> Sim<'a> {
             let mut rng = Pcg32::for_component(cfg.seed, Component::Flow { flow: f });
             let client_iss = SeqNum(rng.next_u32());
             let server_iss = SeqNum(rng.next_u32());
-            let runs = fc.repeat.runs.max(1);
+            let runs = fc.repeat.count();
             let conn_base = conns.len() as u32;
             let snic = routes[route(0, 1)? as usize];
             for (k, &port) in ports.iter().enumerate() {

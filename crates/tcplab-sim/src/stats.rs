@@ -63,7 +63,7 @@ impl Sim<'_> {
         for f in 0..self.flows.len() {
             flows.push(self.flow_result(f));
             let flow = &self.flows[f];
-            let runs = self.cfg.flows[f].repeat.runs.max(1) as usize;
+            let runs = self.cfg.flows[f].repeat.count() as usize;
             let conns = flow.conn_base as usize..flow.conn_base as usize + 2 * runs;
             for c in &mut self.conns[conns] {
                 c.tcp = None;
@@ -74,7 +74,7 @@ impl Sim<'_> {
 
     fn flow_result(&self, f: usize) -> FlowResult {
         let now = self.now;
-        let flow = &self.flows[f];
+        let (flow, fc) = (&self.flows[f], &self.cfg.flows[f]);
         let mut counters = Counters::default();
         let mut runs = Vec::with_capacity(flow.runs.len());
         let (mut delivered, mut retransmits) = (0u64, 0u64);
@@ -124,8 +124,8 @@ impl Sim<'_> {
         let end = flow.completed_at.unwrap_or(now);
         let goodput_bps = if end > flow.start { rate_bps(delivered, flow.start, end) } else { 0.0 };
         FlowResult {
-            id: self.cfg.flows[f].id.clone(),
-            cc: self.cfg.flows[f].tcp.congestion_control.name().to_string(),
+            id: fc.id.clone(),
+            cc: fc.tcp.congestion_control.name().to_string(),
             bytes_delivered: delivered,
             goodput_bps,
             retransmits,

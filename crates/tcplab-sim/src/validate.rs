@@ -104,7 +104,7 @@ impl SimConfig {
         let mut per_host: HashMap<NodeId, u64> = HashMap::new();
         for f in &self.flows {
             let n = per_host.entry(f.from).or_default();
-            *n += f.repeat.runs.max(1) as u64;
+            *n += f.repeat.count() as u64;
             if *n > MAX_CONNECTIONS_PER_HOST as u64 {
                 return Err(format!(
                     "node {} opens more than {MAX_CONNECTIONS_PER_HOST} client connections (flows times their repeat runs): its client port range is full",

@@ -17,19 +17,6 @@ use crate::time::Instant;
 use std::collections::VecDeque;
 use tcplab_wire::SeqNum;
 
-/// `q.push_back(v)`, reserving room for one entry only when `q` has none,
-/// not the four a first `push_back` would: a connection that stays idle
-/// after its SYN or a one-segment request keeps this first buffer for its
-/// lifetime (issue 15: memory per idle connection). Growth from there
-/// doubles as usual, once more per connection.
-#[inline]
-fn push_back_first_exact<T>(q: &mut VecDeque<T>, v: T) {
-    if q.capacity() == 0 {
-        q.reserve_exact(1);
-    }
-    q.push_back(v);
-}
-
 /// `TCPCB_SACKED_ACKED`: the segment was SACKed.
 pub const SACKED_ACKED: u8 = 0x01;
 /// `TCPCB_SACKED_RETRANS`: a retransmission of it is in flight.
@@ -256,7 +243,14 @@ impl RtxQueue {
     pub fn push(&mut self, skb: Skb) {
         debug_assert_eq!(skb.id, self.next_id);
         self.next_id += 1;
-        push_back_first_exact(&mut self.q, skb);
+        if self.q.capacity() == 0 {
+            // Room for one segment first, not the four a first push_back
+            // would reserve: a connection that stays idle after its SYN or
+            // a one-segment request keeps this buffer for its lifetime.
+            // Growth from here doubles as usual (once per connection).
+            self.q.reserve_exact(1);
+        }
+        self.q.push_back(skb);
         self.tsorted_move_tail(self.q.len() - 1);
     }
     #[inline]

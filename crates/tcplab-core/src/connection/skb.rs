@@ -319,8 +319,7 @@ impl Connection {
             let j = self.tp.jiffies;
             self.sq.chrono.start(j, TCP_CHRONO_BUSY);
         }
-        let skb = WSkb { end_seq: self.sq.built_seq, psh: false, eor: false, fin: false };
-        self.sq.wq.push_back(skb);
+        self.sq.wq.push_back(WSkb { end_seq: self.sq.built_seq, psh: false, eor: false, fin: false });
         self.slow_start_after_idle_check();
     }
 
