@@ -28,8 +28,8 @@ const GRO_MAX_SIZE: u32 = 65_536;
 /// A flow's skb held for merging (`napi->gro_hash`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Held {
-    /// The flow's direction: flow index, sent by the client, ports.
-    pub key: (u32, bool, u16, u16),
+    /// The flow's direction: the sending connection, ports.
+    pub key: (u32, u16, u16),
     /// The first packet; its segment grows as others merge into it.
     pub id: PacketId,
     /// `gso_size`: the first segment's payload.

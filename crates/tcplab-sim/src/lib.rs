@@ -15,7 +15,7 @@
 //! - `fq`: the sch_fq qdisc of hosts that use it; `sim_fq`: pacing and
 //!   the glue between connections, fq and the NIC (docs/sim-fq.md).
 //! - `routing`: static shortest-path routes, ECMP at switches, which hosts
-//!   reach which; `host`: ports, 4-tuple demux,
+//!   reach which; `host`: ports, demultiplexing,
 //!   NIC backpressure; `ready`: the FIFO of connections waiting for room
 //!   in a NIC; `app`: bulk sender and sink, RPC client and server.
 //! - `sim`: the event loop; `flows`: runs of a flow, the metrics cache;

@@ -20,10 +20,13 @@ pub(crate) struct Packet {
     pub seg: SegmentRepr,
     /// IP packet bytes (`seg.wire_len()`, computed once).
     pub wire_len: u32,
-    /// The flow whose route the packet follows.
-    pub flow: u32,
-    /// Client → server (else server → client).
-    pub from_client: bool,
+    /// The connection that sent it (`Sim::conns` index; for a raw packet,
+    /// the connection it stands in for). Connections come in pairs, client
+    /// at an even index, its server next, so the receiving socket is
+    /// `conn ^ 1`: the 4-tuple lookup that Linux does on arrival
+    /// (`__inet_lookup_established`) always finds that one, since every
+    /// connection of a run has a distinct 4-tuple (`host.rs`).
+    pub conn: u32,
     /// Injected by a test driver: delivered to the tap, not to TCP.
     pub raw: bool,
     /// Where the next link direction of the packet's route is in
@@ -87,8 +90,7 @@ pub enum PacketEventKind {
     /// Accepted into the output queue of `dir` (`node` = the queue's node);
     /// `seg.ecn` already shows a CE mark the queue applied.
     Enqueue,
-    /// Dropped: by the drop-tail queue of `dir`, or (with `dir == None`) at
-    /// the destination host because no connection matched the 4-tuple.
+    /// Dropped by the queue, policer or loss model of `dir`.
     Drop,
     /// Finished serialization on `dir` and entered the propagation delay.
     Depart,

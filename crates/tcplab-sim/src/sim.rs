@@ -52,7 +52,7 @@ use crate::config::{AppConfig, NodeId, NodeKind, Qdisc, SimConfig};
 use crate::event::EventQueue;
 use crate::fq::{FqQdisc, NONE};
 use crate::gro::{self, Held, NAPI_POLL_WEIGHT};
-use crate::host::{client_ports, Demux, SERVER_PORT};
+use crate::host::{client_ports, SERVER_PORT};
 use crate::link::{DirRandom, LinkDir};
 use crate::packet::{Packet, PacketArena, PacketEvent, PacketEventKind, PacketId};
 use crate::queue::Admit;
@@ -250,8 +250,6 @@ pub struct Sim<'a> {
     pub(crate) routes: Vec<u32>,
     pub(crate) flows: Vec<FlowRt>,
     pub(crate) conns: Vec<ConnRt>,
-    /// Per node; empty for switches.
-    pub(crate) demux: Vec<Demux>,
     /// Per host and destination host: `tcp_metrics` cache entries.
     pub(crate) metrics: BTreeMap<(NodeId, NodeId), TcpMetrics>,
     pub(crate) processed: u64,
@@ -287,7 +285,6 @@ impl<'a> Sim<'a> {
                 n.name
             )));
         }
-        let n = cfg.nodes.len();
         let mut dirs = Vec::with_capacity(2 * cfg.links.len());
         for (i, l) in cfg.links.iter().enumerate() {
             for (reverse, from, to, d) in [(false, l.a, l.b, &l.ab), (true, l.b, l.a, &l.ba)] {
@@ -325,7 +322,6 @@ impl<'a> Sim<'a> {
         let mut flows = Vec::with_capacity(cfg.flows.len());
         let total_conns = 2 * cfg.connections() as usize;
         let mut conns = Vec::with_capacity(total_conns);
-        let mut demux = vec![Demux::default(); n];
         for ((f, fc), ports) in cfg.flows.iter().enumerate().zip(all_ports) {
             let (first_port, later_port) = (ports[0], ports.get(1).copied().unwrap_or(0));
             debug_assert!(ports[1..].iter().zip(0..).all(|(&p, k)| p == later_port.wrapping_add(k)));
@@ -347,7 +343,7 @@ impl<'a> Sim<'a> {
             let runs = fc.repeat.count();
             let conn_base = conns.len() as u32;
             let snic = routes[route(0, 1)? as usize];
-            for (k, &port) in ports.iter().enumerate() {
+            for k in 0..ports.len() {
                 let c = conns.len() as u32;
                 let (croute, sroute) = (route(k, 0)?, route(k, 1)?);
                 let (cnic, snic) = (routes[croute as usize], routes[sroute as usize]);
@@ -362,8 +358,6 @@ impl<'a> Sim<'a> {
                 }
                 conns.push(client);
                 conns.push(server);
-                demux[fc.from].insert(fc.to, port, SERVER_PORT, c);
-                demux[fc.to].insert(fc.from, SERVER_PORT, port, c + 1);
             }
             // Run 0's server listens from time zero.
             let mut server = Connection::server(Arc::clone(&fc.tcp_receiver), SERVER_PORT, first_port, server_iss);
@@ -387,9 +381,6 @@ impl<'a> Sim<'a> {
                     AppConfig::Bulk { .. } => None,
                 },
             });
-        }
-        for d in &mut demux {
-            d.seal();
         }
         let mut events = EventQueue::with_capacity(1024 + 2 * (dirs.len() + conns.len()));
         for (f, fc) in cfg.flows.iter().enumerate() {
@@ -418,7 +409,6 @@ impl<'a> Sim<'a> {
             routes,
             flows,
             conns,
-            demux,
             metrics: BTreeMap::new(),
             processed: 0,
             data_segments: 0,
@@ -562,11 +552,11 @@ impl<'a> Sim<'a> {
     pub fn inject_raw(&mut self, flow: usize, from_client: bool, seg: SegmentRepr) -> bool {
         let Some(f) = self.flows.get(flow) else { return false };
         // Run 0's route.
-        let off = self.conns[f.conn_base as usize + !from_client as usize].route;
-        let pkt = Packet { seg, wire_len: seg.wire_len(), flow: flow as u32, from_client, raw: true, next: off + 1 };
+        let conn = f.conn_base + !from_client as u32;
+        let off = self.conns[conn as usize].route;
+        let pkt = Packet { seg, wire_len: seg.wire_len(), conn, raw: true, next: off + 1 };
         let id = self.packets.alloc(pkt);
-        let node = if from_client { f.from } else { f.to };
-        self.tap(PacketEventKind::Send, node, None, id);
+        self.tap_send(id);
         let first = self.routes[off as usize] as usize;
         if self.dirs[first].fq.is_some() {
             // No socket: fq's orphan flow, never paced.
@@ -804,7 +794,7 @@ impl<'a> Sim<'a> {
             self.deliver(host, id, 0);
             return;
         }
-        let key = (p.flow, p.from_client, p.seg.src_port, p.seg.dst_port);
+        let key = (p.conn, p.seg.src_port, p.seg.dst_port);
         if let Some(i) = self.gro_held.iter().position(|h| h.key == key) {
             let h = self.gro_held[i];
             let held = &mut self.packets.get_mut(h.id).seg;
@@ -848,17 +838,13 @@ impl<'a> Sim<'a> {
             self.packets.free(id);
             return;
         }
-        let flow = &self.flows[p.flow as usize];
-        let remote = if p.from_client { flow.from } else { flow.to };
-        let conn = self.demux[host].lookup(remote, p.seg.dst_port, p.seg.src_port);
-        let kind = if conn.is_some() { PacketEventKind::Deliver } else { PacketEventKind::Drop };
-        self.tap(kind, host, None, id);
+        self.tap(PacketEventKind::Deliver, host, None, id);
         self.packets.free(id);
-        let Some(c) = conn else { return };
         if p.seg.payload_len > 0 {
             self.data_segments += 1;
         }
-        let c = c as usize;
+        // The socket the 4-tuple names: the sender's peer (`Packet::conn`).
+        let c = (p.conn ^ 1) as usize;
         let now = self.now;
         let Some(tcp) = self.conns[c].tcp.as_mut() else { return };
         if gso_size != 0 {
@@ -984,14 +970,10 @@ impl<'a> Sim<'a> {
             let Some(tcp) = conn.tcp.as_mut() else { return Drained::Done };
             let Some(seg) = tcp.poll_transmit(now) else { return Drained::Done };
             sent = true;
-            let client = conn.client;
-            let f = conn.flow as usize;
             let next = conn.route + 1;
-            let pkt = Packet { seg, wire_len: seg.wire_len(), flow: f as u32, from_client: client, raw: false, next };
+            let pkt = Packet { seg, wire_len: seg.wire_len(), conn: c as u32, raw: false, next };
             let id = self.packets.alloc(pkt);
-            let flow = &self.flows[f];
-            let host = if client { flow.from } else { flow.to };
-            self.tap(PacketEventKind::Send, host, None, id);
+            self.tap_send(id);
             self.enqueue(nic, id);
         }
     }
@@ -1072,18 +1054,30 @@ impl<'a> Sim<'a> {
 
     // ---- observers -------------------------------------------------------
 
+    /// [`tap`](Self::tap) of [`PacketEventKind::Send`] at the sending host.
+    #[inline]
+    pub(crate) fn tap_send(&mut self, id: PacketId) {
+        if self.tap.is_some() {
+            let conn = &self.conns[self.packets.get(id).conn as usize];
+            let flow = &self.flows[conn.flow as usize];
+            let host = if conn.client { flow.from } else { flow.to };
+            self.tap(PacketEventKind::Send, host, None, id);
+        }
+    }
+
     #[inline]
     pub(crate) fn tap(&mut self, kind: PacketEventKind, node: NodeId, dir: Option<usize>, id: PacketId) {
         if let Some(tap) = self.tap.as_mut() {
             let p = self.packets.get(id);
-            let flow = &self.flows[p.flow as usize];
-            let (src, dst) = if p.from_client { (flow.from, flow.to) } else { (flow.to, flow.from) };
+            let conn = &self.conns[p.conn as usize];
+            let flow = &self.flows[conn.flow as usize];
+            let (src, dst) = if conn.client { (flow.from, flow.to) } else { (flow.to, flow.from) };
             let ev = PacketEvent {
                 kind,
                 node,
                 dir,
-                flow: p.flow as usize,
-                from_client: p.from_client,
+                flow: conn.flow as usize,
+                from_client: conn.client,
                 src,
                 dst,
                 seg: p.seg,

@@ -91,14 +91,10 @@ impl Sim<'_> {
             sent = true;
             // skb_is_tcp_pure_ack: an ACK without data or SYN/FIN/RST.
             let pure_ack = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && !seg.flags.rst();
-            let client = conn.client;
-            let fl = conn.flow as usize;
             let next = conn.route + 1;
-            let pkt = Packet { seg, wire_len: seg.wire_len(), flow: fl as u32, from_client: client, raw: false, next };
+            let pkt = Packet { seg, wire_len: seg.wire_len(), conn: c as u32, raw: false, next };
             let id = self.packets.alloc(pkt);
-            let flow = &self.flows[fl];
-            let host = if client { flow.from } else { flow.to };
-            self.tap(PacketEventKind::Send, host, None, id);
+            self.tap_send(id);
             self.enqueue_fq(nic, f, id, !pure_ack, more);
         }
     }

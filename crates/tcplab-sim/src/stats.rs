@@ -51,7 +51,6 @@ impl Sim<'_> {
         // queued at the end are many in a busy run.
         self.events = EventQueue::with_capacity(0);
         self.packets = PacketArena::with_capacity(0);
-        self.demux = Vec::new();
         self.routes = Vec::new();
         self.ready_links = ReadyLinks::default();
         drop(self.clear_packet_tap());
