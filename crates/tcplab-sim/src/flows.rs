@@ -73,7 +73,7 @@ impl Sim<'_> {
             released: None,
         });
         if let Some(each) = fc.repeat.duration_each {
-            self.events.push(now + each, Event::AppStop { flow: f as u32, run: k as u32 });
+            self.events.push_conn(now + each, Event::AppStop { flow: f as u32, run: k as u32 });
         }
         if k > 0 {
             self.update_timer(s);
@@ -163,7 +163,7 @@ impl Sim<'_> {
             flow.runs[r].closed_at = Some(now);
             if r + 1 < repeat.runs as usize && flow.runs.len() == r + 1 {
                 let at = now + repeat.gap;
-                self.events.push(at, Event::FlowStart(f as u32));
+                self.events.push_conn(at, Event::FlowStart(f as u32));
             }
         }
         let base = flow.conn_base as usize + 2 * r;

@@ -49,7 +49,7 @@
 
 use crate::app::{ClientApp, RpcRecorder, ServerApp};
 use crate::config::{AppConfig, NodeId, NodeKind, Qdisc, SimConfig};
-use crate::event::EventQueue;
+use crate::event::Agenda;
 use crate::fq::{FqQdisc, NONE};
 use crate::gro::{self, Held, NAPI_POLL_WEIGHT};
 use crate::host::{client_ports, SERVER_PORT};
@@ -243,7 +243,7 @@ pub struct Sim<'a> {
     pub(crate) cfg: &'a SimConfig,
     pub(crate) now: Instant,
     pub(crate) duration: Duration,
-    pub(crate) events: EventQueue<Event>,
+    pub(crate) events: Agenda<Event>,
     pub(crate) packets: PacketArena,
     pub(crate) dirs: Vec<LinkDir>,
     /// All routes, concatenated (link-direction indices).
@@ -382,9 +382,9 @@ impl<'a> Sim<'a> {
                 },
             });
         }
-        let mut events = EventQueue::with_capacity(1024 + 2 * (dirs.len() + conns.len()));
+        let mut events = Agenda::with_capacity(1024 + 2 * dirs.len(), 2 * conns.len());
         for (f, fc) in cfg.flows.iter().enumerate() {
-            events.push(Instant::ZERO + fc.start, Event::FlowStart(f as u32));
+            events.push_conn(Instant::ZERO + fc.start, Event::FlowStart(f as u32));
         }
         for (f, fc) in cfg.flows.iter().enumerate() {
             let stop = match &fc.app {
@@ -392,12 +392,12 @@ impl<'a> Sim<'a> {
                 AppConfig::Rpc(r) => r.stop,
             };
             if let Some(stop) = stop {
-                events.push(Instant::ZERO + stop, Event::AppStop { flow: f as u32, run: 0 });
+                events.push_conn(Instant::ZERO + stop, Event::AppStop { flow: f as u32, run: 0 });
             }
         }
         let queue_trace = cfg.trace_interval.map(|i| (i.as_nanos().max(1), vec![Vec::new(); dirs.len()]));
         if let Some((i, _)) = &queue_trace {
-            events.push(Instant::from_nanos(*i), Event::QueueSample);
+            events.push_link(Instant::from_nanos(*i), Event::QueueSample);
         }
         let mut sim = Sim {
             cfg,
@@ -477,7 +477,7 @@ impl<'a> Sim<'a> {
         }
         let next = self.now.as_nanos().saturating_add(*interval);
         if next < self.duration.as_nanos() {
-            self.events.push(Instant::from_nanos(next), Event::QueueSample);
+            self.events.push_link(Instant::from_nanos(next), Event::QueueSample);
         }
     }
 
@@ -637,7 +637,7 @@ impl<'a> Sim<'a> {
             }
         }
         let done = self.now + Duration::from_nanos(dir.ser.tx_time_ns(len));
-        self.events.push(done, Event::TxDone(d as u32));
+        self.events.push_link(done, Event::TxDone(d as u32));
     }
 
     fn on_tx_done(&mut self, d: usize) {
@@ -691,16 +691,16 @@ impl<'a> Sim<'a> {
             if !g.armed {
                 g.armed = true;
                 let (head, _) = dir.pipe[0];
-                self.events.push(Instant::from_nanos(g.wake_at(head)), Event::PipeHead(d as u32));
+                self.events.push_link(Instant::from_nanos(g.wake_at(head)), Event::PipeHead(d as u32));
             }
         } else if dir.delay.is_fifo() {
             let was_empty = dir.pipe.is_empty();
             dir.pipe.push_back((arrive.as_nanos(), id));
             if was_empty {
-                self.events.push(arrive, Event::PipeHead(d as u32));
+                self.events.push_link(arrive, Event::PipeHead(d as u32));
             }
         } else {
-            self.events.push(arrive, Event::Arrive { dir: d as u32, pkt: id });
+            self.events.push_link(arrive, Event::Arrive { dir: d as u32, pkt: id });
         }
     }
 
@@ -712,7 +712,7 @@ impl<'a> Sim<'a> {
         let dir = &mut self.dirs[d];
         let Some((_, id)) = dir.pipe.pop_front() else { return };
         if let Some(&(t, _)) = dir.pipe.front() {
-            self.events.push(Instant::from_nanos(t), Event::PipeHead(d as u32));
+            self.events.push_link(Instant::from_nanos(t), Event::PipeHead(d as u32));
         }
         self.arrive(d, id);
     }
@@ -739,7 +739,7 @@ impl<'a> Sim<'a> {
             g.call(now, due);
             if !g.open(now, due) {
                 g.armed = true;
-                self.events.push(Instant::from_nanos(g.wake_at(due)), Event::PipeHead(d as u32));
+                self.events.push_link(Instant::from_nanos(g.wake_at(due)), Event::PipeHead(d as u32));
                 break;
             }
             dir.pipe.pop_front();
@@ -901,7 +901,7 @@ impl<'a> Sim<'a> {
                         }
                     }
                     if let Some(t) = ev.wake_at {
-                        self.events.push(t, Event::AppWake { flow: f as u32, run: r as u32 });
+                        self.events.push_conn(t, Event::AppWake { flow: f as u32, run: r as u32 });
                     }
                     progress = ev.finished;
                 }
@@ -1024,7 +1024,7 @@ impl<'a> Sim<'a> {
         if at < conn.timer_at {
             conn.timer_gen = conn.timer_gen.wrapping_add(1);
             conn.timer_at = at;
-            self.events.push(at, Event::Timer { conn: c as u32, gen: conn.timer_gen });
+            self.events.push_conn(at, Event::Timer { conn: c as u32, gen: conn.timer_gen });
         }
     }
 

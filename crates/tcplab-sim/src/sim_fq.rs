@@ -82,7 +82,7 @@ impl Sim<'_> {
             if q.edt && wstamp > now_ns && !tcp.skb_segments_pending() {
                 if !conn.pace_armed {
                     conn.pace_armed = true;
-                    self.events.push(Instant::from_nanos(wstamp), Event::PaceWake(c as u32));
+                    self.events.push_conn(Instant::from_nanos(wstamp), Event::PaceWake(c as u32));
                 }
                 return Drained::Done;
             }
@@ -141,7 +141,7 @@ impl Sim<'_> {
             let t = q.time_next_delayed_flow;
             if t != u64::MAX && t < dir.watchdog_at {
                 dir.watchdog_at = t;
-                self.events.push(Instant::from_nanos(t), Event::Watchdog(d as u32));
+                self.events.push_link(Instant::from_nanos(t), Event::Watchdog(d as u32));
             }
             return;
         };

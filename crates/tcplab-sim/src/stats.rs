@@ -12,7 +12,7 @@
 //! - Link utilization: serializer busy time over elapsed time, the packet
 //!   in service counted up to now.
 
-use crate::event::EventQueue;
+use crate::event::Agenda;
 use crate::packet::PacketArena;
 use crate::ready::ReadyLinks;
 use crate::result::{FlowResult, LinkResult, RunResult, RunSummary};
@@ -49,7 +49,7 @@ impl Sim<'_> {
         // What the result does not read goes first, making room for it:
         // the event list alone is 130 to 260 bytes per flow, and the packets
         // queued at the end are many in a busy run.
-        self.events = EventQueue::with_capacity(0);
+        self.events = Agenda::with_capacity(0, 0);
         self.packets = PacketArena::with_capacity(0);
         self.routes = Vec::new();
         self.ready_links = ReadyLinks::default();
