@@ -27,6 +27,7 @@
 
 mod app;
 mod bench;
+mod calendar;
 pub mod config;
 mod delay;
 pub mod event;
