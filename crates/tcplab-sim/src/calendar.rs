@@ -12,11 +12,12 @@
 //! or two of the bitmap. Slots are narrow because a symmetric fabric has
 //! many events close together (every host's serializer finishing within
 //! nanoseconds): with 64 ns slots, keeping a slot in order walked 3.3
-//! nodes per insertion in the 32-host leaf-spine. What lies further ahead (timers, long delays)
-//! stays in the heap, and [`EventQueue`](crate::event::EventQueue) pops
-//! whichever of the two fronts has the smaller key, so the order is the
-//! keys' order whichever structure holds an event (the same `(time, seq)`
-//! order as before, bit for bit).
+//! nodes per insertion in the 32-host leaf-spine. What lies further ahead
+//! (timers, long delays) stays in the heap, and
+//! [`EventQueue`](crate::event::EventQueue) pops whichever of the two
+//! fronts has the smaller key, so the order is the keys' order whichever
+//! structure holds an event (the same `(time, seq)` order as before, bit
+//! for bit).
 //!
 //! Slots are indexed by absolute slot number modulo [`SLOTS`]; every
 //! entry lies in `[base, base + SLOTS)`, where `base` is the slot of the

@@ -192,10 +192,10 @@ impl<E: Copy> EventQueue<E> {
         h[i] = e;
     }
 
-    /// Sorted form to the large one: the entries due soon to the calendar
-    /// (whose window starts at the earliest entry: nothing later will be
-    /// pushed before it), the rest, latest first reversed, is earliest
-    /// first, which is a min-heap.
+    /// Sorted form to the large one: the entries due soon to the calendar,
+    /// whose window starts at the earliest entry (a later push for an
+    /// earlier time goes to the heap, and still pops in order); the rest,
+    /// latest first reversed, is earliest first, which is a min-heap.
     #[cold]
     fn make_heap(&mut self) {
         self.heap.reverse();
@@ -571,19 +571,26 @@ mod tests {
     /// calendar's ring many times.
     #[test]
     fn test_calendar_and_heap_pop_the_same_order() {
+        grow_and_drain(0xbb67_ae85_84ca_a73b, 60_000, 1500, |r, now| match r % 7 {
+            0 => now + r % 400_000,
+            1 => now.saturating_sub(r % 300),
+            _ => now + r % 3_000,
+        });
+    }
+
+    /// Phases of `phase` rounds that push three times in four (at
+    /// `time(random, now)`) and of as many that pop three times in four,
+    /// every pop checked against a sorted reference; then drains.
+    fn grow_and_drain(seed: u64, rounds: u64, phase: u64, time: impl Fn(u64, u64) -> u64) {
         let mut q = EventQueue::with_capacity(0);
         let mut reference: Vec<(u64, u64)> = Vec::new();
-        let mut x: u64 = 0xbb67_ae85_84ca_a73b;
+        let mut x = seed;
         let mut now = 0u64;
-        for round in 0..60_000u64 {
+        for round in 0..rounds {
             let r = next(&mut x);
-            let grow = (round / 1500) % 2 == 0;
+            let grow = (round / phase) % 2 == 0;
             if reference.is_empty() || (grow && r % 4 != 0) || (!grow && r % 4 == 0) {
-                let t = match r % 7 {
-                    0 => now + r % 400_000,
-                    1 => now.saturating_sub(r % 300),
-                    _ => now + r % 3_000,
-                };
+                let t = time(r, now);
                 q.push(Instant::from_nanos(t), round);
                 reference.push((t, round));
             } else {
@@ -659,25 +666,7 @@ mod tests {
     /// again (each form and both conversions), against a sorted reference.
     #[test]
     fn test_sorted_and_heap_forms_pop_the_same_order() {
-        let mut q = EventQueue::with_capacity(0);
-        let mut reference: Vec<(u64, u64)> = Vec::new();
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut now = 0u64;
-        for round in 0..40_000u64 {
-            let r = next(&mut x);
-            // Phases of growth (to ~60 entries) and of draining.
-            let grow = (round / 500) % 2 == 0;
-            if reference.is_empty() || (grow && r % 4 != 0) || (!grow && r % 4 == 0) {
-                let t = now + r % 29;
-                q.push(Instant::from_nanos(t), round);
-                reference.push((t, round));
-            } else {
-                now = pop_least(&mut q, &mut reference);
-            }
-        }
-        while !reference.is_empty() {
-            pop_least(&mut q, &mut reference);
-        }
-        assert!(q.is_empty());
+        // Phases of growth (to ~60 entries) and of draining.
+        grow_and_drain(0x2545_f491_4f6c_dd1d, 40_000, 500, |r, now| now + r % 29);
     }
 }
