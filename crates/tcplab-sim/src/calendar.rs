@@ -180,13 +180,14 @@ impl<E: Copy> Calendar<E> {
         (node.key, node.ev)
     }
 
-    /// Every entry, in no particular order; the calendar is left empty.
-    pub fn drain_into(&mut self, out: &mut Vec<(u128, E)>) {
+    /// Hands every entry to `out`, in no particular order; the calendar is
+    /// left empty.
+    pub fn drain(&mut self, mut out: impl FnMut(u128, E)) {
         for s in 0..SLOTS {
             let mut n = self.heads[s];
             while n != NIL {
                 let node = self.nodes[n as usize];
-                out.push((node.key, node.ev));
+                out(node.key, node.ev);
                 n = node.next;
             }
             self.heads[s] = NIL;

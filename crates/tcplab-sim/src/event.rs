@@ -235,9 +235,8 @@ impl<E: Copy> EventQueue<E> {
     fn make_sorted(&mut self) {
         self.fill_hole();
         if let Some(near) = self.near.as_mut() {
-            let mut all = Vec::with_capacity(near.len());
-            near.drain_into(&mut all);
-            self.heap.extend(all.into_iter().map(|(key, ev)| Entry { key, ev }));
+            let heap = &mut self.heap;
+            near.drain(|key, ev| heap.push(Entry { key, ev }));
         }
         self.heap.sort_unstable_by_key(|e| core::cmp::Reverse(e.key));
         self.sorted = true;
@@ -298,12 +297,18 @@ impl<E: Copy> EventQueue<E> {
         if self.sorted {
             return self.heap.last().map(|e| e.key);
         }
+        self.front().map(|(k, _)| k)
+    }
+
+    /// The large form's earliest key, and its calendar slot if the
+    /// calendar holds it (else the heap's root does).
+    #[inline(always)]
+    fn front(&mut self) -> Option<(u128, Option<usize>)> {
         self.fill_hole();
         let far = self.heap.first().map(|e| e.key);
-        let near = self.near.as_ref().and_then(|c| c.first()).map(|(_, k)| k);
-        match (near, far) {
-            (Some(n), Some(f)) => Some(n.min(f)),
-            (n, f) => n.or(f),
+        match self.near.as_ref().and_then(|c| c.first()) {
+            Some((s, k)) if k < far.unwrap_or(u128::MAX) => Some((k, Some(s))),
+            _ => far.map(|f| (f, None)),
         }
     }
 
@@ -334,6 +339,8 @@ impl<E: Copy> EventQueue<E> {
                 _ => None,
             };
         }
+        // `front`, spelled out: through it (an `Option` of the key and the
+        // slot) the 32-host fabric ran 3 % more instructions.
         self.fill_hole();
         let far = self.heap.first().map_or(u128::MAX, |e| e.key);
         if let Some(near) = self.near.as_mut() {

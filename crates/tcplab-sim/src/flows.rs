@@ -161,7 +161,7 @@ impl Sim<'_> {
         let flow = &mut self.flows[f];
         if client {
             flow.runs[r].closed_at = Some(now);
-            if r + 1 < repeat.runs as usize && flow.runs.len() == r + 1 {
+            if r + 1 < repeat.count() as usize && flow.runs.len() == r + 1 {
                 let at = now + repeat.gap;
                 self.events.push_conn(at, Event::FlowStart(f as u32));
             }
