@@ -61,6 +61,7 @@ pub struct Event {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     Packet(PacketSpec),
+    Icmp(IcmpSpec),
     Syscall(SyscallSpec),
     Command(Command),
     Code(CodeBlock),
@@ -148,6 +149,38 @@ pub struct PacketSpec {
     pub urg: Option<u16>,
     /// `None` for `<...>` (any options); `Some(vec![])` when no `<>`.
     pub options: Option<Vec<TcpOpt>>,
+}
+
+/// An ICMP packet line (`parser.y`'s `icmp_packet_spec`):
+/// `< icmp unreachable frag_needed mtu 1400 [0:1000(1000)]`. The echoed
+/// part names the TCP segment the message quotes (packetdrill fills in its
+/// ports and addresses).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IcmpSpec {
+    pub direction: Direction,
+    pub ip: Option<IpCheck>,
+    /// `unreachable`, `time_exceeded`, `packet_too_big`, ...
+    pub icmp_type: String,
+    /// `frag_needed`, `host_unreachable`, ...
+    pub code: Option<String>,
+    /// `mtu N`.
+    pub mtu: Option<u32>,
+    /// `id N` (echo messages).
+    pub echo_id: Option<u32>,
+    pub echoed: IcmpEchoed,
+}
+
+/// What an ICMP message quotes (`opt_icmp_echoed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IcmpEchoed {
+    /// Nothing written: the start of the flow's TCP header.
+    Default,
+    /// `[start:end(len)]`: a TCP segment of the flow.
+    Tcp { seq: u32, payload: u32 },
+    /// `[udp (len)]`.
+    Udp { payload: u32 },
+    /// `[raw (len)]`.
+    Raw { payload: u32 },
 }
 
 /// One letter of a packet's flags (tcp_packet.c's `valid_tcp_flags`).
@@ -264,6 +297,14 @@ pub enum Expr {
     Or(Box<Expr>, Box<Expr>),
     /// `name = value` inside braces
     Assign(String, Box<Expr>),
+    /// `name(len) = value` inside braces: `struct msghdr`'s
+    /// `msg_name(...)=...` (the address and its length) and
+    /// `msg_iov(N)=[{..., len}, ...]` (the vector and its count).
+    AssignLen {
+        name: String,
+        len: Box<Expr>,
+        value: Box<Expr>,
+    },
 }
 
 impl Expr {
@@ -308,6 +349,7 @@ impl std::fmt::Display for Expr {
             }
             Expr::Or(a, b) => write!(f, "{a}|{b}"),
             Expr::Assign(n, v) => write!(f, "{n}={v}"),
+            Expr::AssignLen { name, len, value } => write!(f, "{name}({len})={value}"),
         }
     }
 }

@@ -6,13 +6,17 @@
 //! event    := time action
 //! time     := '*' | ['+'] num ['~' ['+'] num]
 //! action   := packet | syscall | command | code
-//! packet   := ('<'|'>') ['[' ip_info ']'] flags seq ['ack' N] ['win' N]
+//! packet   := ('<'|'>') ['[' ip_info ']'] (tcp | icmp)
+//! tcp      := flags seq ['ack' N] ['win' N]
 //!             ['urg' N] ['<' ('...' | tcp_option (',' tcp_option)*) '>']
+//! icmp     := 'icmp' type [code] ['mtu' N] ['id' N]
+//!             ['[' (seq | 'udp' '(' N ')' | 'raw' '(' N ')') ']']
 //! seq      := N ':' N '(' N ')'
 //! syscall  := ['...' num] name '(' [expr (',' expr)*] ')' '=' expr
 //!             [ERRNO '(' words ')'] ['(' words ')']
 //! expr     := atom ('|' atom)* ; atom := '...' | N | WORD ['=' expr]
-//!             | STRING | '[' exprs ']' | '{' exprs '}'
+//!             | WORD '(' exprs ')' ['=' expr] | STRING | '[' exprs ']'
+//!             | '{' exprs '}'
 //! ```
 //!
 //! Semantic rules of `parser.y` are enforced here too: a time range, `*`
@@ -211,7 +215,7 @@ impl Parser {
         let line = tt.line;
         let at = self.peek().clone();
         let action = match at.tok.clone() {
-            Tok::Punct('<') | Tok::Punct('>') => Action::Packet(self.packet()?),
+            Tok::Punct('<') | Tok::Punct('>') => self.packet()?,
             Tok::BackQuoted(text) => {
                 self.next();
                 Action::Command(Command { line: at.line, text })
@@ -228,7 +232,11 @@ impl Parser {
                 return self.semantic(line, tt.col, "time range is backwards");
             }
         }
-        let outbound = matches!(&action, Action::Packet(p) if p.direction == Direction::Outbound);
+        let outbound = matches!(
+            &action,
+            Action::Packet(PacketSpec { direction: Direction::Outbound, .. })
+                | Action::Icmp(IcmpSpec { direction: Direction::Outbound, .. })
+        );
         match time {
             EventTime::Any if !outbound => {
                 return self.semantic(line, tt.col, "event time <star> can only be used with outbound packets")
@@ -241,10 +249,14 @@ impl Parser {
         Ok(Event { line, time, action })
     }
 
-    fn packet(&mut self) -> PResult<PacketSpec> {
+    fn packet(&mut self) -> PResult<Action> {
         let dt = self.next();
         let direction = if dt.tok == Tok::Punct('<') { Direction::Inbound } else { Direction::Outbound };
         let ip = if self.is_punct('[') || self.is_punct('(') { Some(self.ip_info(direction)?) } else { None };
+        if self.is_word("icmp") {
+            self.next();
+            return Ok(Action::Icmp(self.icmp(direction, ip)?));
+        }
         if matches!(self.peek_tok(), Tok::Int(_)) && *self.peek2() == Tok::Punct('>') {
             let t = self.peek().clone();
             return self.err_at(&t, "explicit port numbers (src>dst) are not supported");
@@ -345,7 +357,66 @@ impl Parser {
         if win.is_none() && direction == Direction::Inbound {
             return self.semantic(dt.line, dt.col, "window must be specified for inbound packets");
         }
-        Ok(PacketSpec { direction, ip, flags, seq, end_seq, payload, ack, win, urg, options })
+        Ok(Action::Packet(PacketSpec { direction, ip, flags, seq, end_seq, payload, ack, win, urg, options }))
+    }
+
+    /// The rest of an ICMP packet line after `icmp` (`icmp_packet_spec`).
+    fn icmp(&mut self, direction: Direction, ip: Option<IpCheck>) -> PResult<IcmpSpec> {
+        let tt = self.next();
+        let Tok::Word(icmp_type) = tt.tok.clone() else {
+            return self.err_at(&tt, "expected an ICMP type (e.g. unreachable)");
+        };
+        let code = match self.peek_tok() {
+            Tok::Word(w) if w != "mtu" && w != "id" => {
+                let w = w.clone();
+                self.next();
+                Some(w)
+            }
+            _ => None,
+        };
+        let mtu = if self.is_word("mtu") {
+            self.next();
+            Some(self.uint("ICMP MTU", u32::MAX as u64)? as u32)
+        } else {
+            None
+        };
+        let echo_id = if self.is_word("id") {
+            self.next();
+            Some(self.uint("ICMP echo id", u16::MAX as u64)? as u32)
+        } else {
+            None
+        };
+        let echoed = if self.eat_punct('[') {
+            let e = if self.is_word("udp") || self.is_word("raw") {
+                let udp = self.is_word("udp");
+                self.next();
+                self.expect_punct('(', "before the echoed payload length")?;
+                let payload = self.uint("echoed payload size", u16::MAX as u64)? as u32;
+                self.expect_punct(')', "after the echoed payload length")?;
+                if udp {
+                    IcmpEchoed::Udp { payload }
+                } else {
+                    IcmpEchoed::Raw { payload }
+                }
+            } else {
+                let st = self.peek().clone();
+                let seq = self.uint("TCP start sequence number", u32::MAX as u64)? as u32;
+                self.expect_punct(':', "in sequence range start:end(len)")?;
+                let end_seq = self.uint("TCP end sequence number", u32::MAX as u64)? as u32;
+                self.expect_punct('(', "before the payload length")?;
+                let payload = self.uint("TCP payload size", u16::MAX as u64)? as u32;
+                self.expect_punct(')', "after the payload length")?;
+                if end_seq != seq.wrapping_add(payload) {
+                    return self.semantic(st.line, st.col, "inconsistent TCP sequence numbers and payload size");
+                }
+                IcmpEchoed::Tcp { seq, payload }
+            };
+            self.expect_punct(']', "to close the echoed packet")?;
+            e
+        } else {
+            IcmpEchoed::Default
+        };
+        Ok(IcmpSpec { direction, ip, icmp_type, code, mtu, echo_id, echoed })
     }
 
     fn ip_info(&mut self, direction: Direction) -> PResult<IpCheck> {
@@ -516,18 +587,29 @@ impl Parser {
                     let v = self.expr()?;
                     Expr::Assign(w, Box::new(v))
                 } else if self.is_punct('(') {
-                    // htons(8080), inet_addr("..."), msg_iov(1): a call-like
-                    // form; keep it as a braced list named by the word.
+                    // htons(8080), inet_addr("..."): a call-like form; keep
+                    // it as a braced list named by the word.
                     self.next();
-                    let mut v = vec![Expr::Word(w)];
+                    let mut args = Vec::new();
                     if !self.eat_punct(')') {
-                        v.push(self.expr()?);
+                        args.push(self.expr()?);
                         while self.eat_punct(',') {
-                            v.push(self.expr()?);
+                            args.push(self.expr()?);
                         }
                         self.expect_punct(')', "to close the call")?;
                     }
-                    Expr::Braced(v)
+                    if self.is_punct('=') && *self.peek2() != Tok::Punct('=') {
+                        // msghdr's `msg_iov(1)=[...]`: one length, then a value.
+                        let eq = self.next();
+                        if args.len() != 1 {
+                            return self.err_at(&eq, "expected one length in name(len)=value");
+                        }
+                        let len = args.remove(0);
+                        let value = self.expr()?;
+                        return Ok(Expr::AssignLen { name: w, len: Box::new(len), value: Box::new(value) });
+                    }
+                    args.insert(0, Expr::Word(w));
+                    Expr::Braced(args)
                 } else {
                     Expr::Word(w)
                 }

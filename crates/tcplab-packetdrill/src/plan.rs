@@ -159,6 +159,10 @@ fn syscalls(script: &Script, plan: &mut Plan) {
                 }
                 plan.syscalls[i] = Some(call);
             }
+            Action::Icmp(m) => plan.skip(format!(
+                "line {}: ICMP messages are not modelled (icmp {}: tcp_v4_err, PMTU discovery)",
+                ev.line, m.icmp_type
+            )),
             Action::Command(_) | Action::Code(_) => {}
         }
     }

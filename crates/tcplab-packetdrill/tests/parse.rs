@@ -172,3 +172,58 @@ fn test_semantic_errors_name_line_and_column() {
         assert!(e.message.contains(needle), "{src}: {}", e.message);
     }
 }
+
+/// `struct msghdr` as `sendmsg`/`recvmsg` take it (`parser.y`'s `msghdr`,
+/// `iovec` and `cmsg_expr`).
+#[test]
+fn test_msghdr() {
+    let src = "0 sendmsg(4, {msg_name(...)=...,\n  msg_iov(2)=[{..., 500}, {..., 400}],\n  \
+               msg_flags=0}, MSG_NOSIGNAL|MSG_FASTOPEN) = 900\n\
+               +0 recvmsg(4, {msg_name(...)=..., msg_iov(1)=[{...,0}], msg_flags=MSG_ERRQUEUE,\n  \
+               msg_control=[{cmsg_level=SOL_TCP, cmsg_type=TCP_CM_INQ, cmsg_data=0}]}, 0) = 0\n";
+    let s = parse(src).expect("parses");
+    let send = syscall(&s.events[0]);
+    assert_eq!(send.name, "sendmsg");
+    let Expr::Braced(fields) = &send.args[1] else { panic!("msghdr is braced: {:?}", send.args[1]) };
+    assert_eq!(
+        fields[0],
+        Expr::AssignLen { name: "msg_name".into(), len: Box::new(Expr::Ellipsis), value: Box::new(Expr::Ellipsis) }
+    );
+    let Expr::AssignLen { name, len, value } = &fields[1] else { panic!("{:?}", fields[1]) };
+    assert_eq!((name.as_str(), len.as_int()), ("msg_iov", Some(2)));
+    assert_eq!(value.to_string(), "[{..., 500}, {..., 400}]");
+    assert_eq!(fields[2], Expr::Assign("msg_flags".into(), Box::new(Expr::Int(0))));
+    assert_eq!(send.result, Expr::Int(900));
+    let recv = syscall(&s.events[1]);
+    assert!(recv.args[1].to_string().contains("msg_control=[{cmsg_level=SOL_TCP, cmsg_type=TCP_CM_INQ"));
+    let e = parse("0 sendmsg(4, {msg_iov(1, 2)=[]}, 0) = 0\n").expect_err("two lengths");
+    assert!(e.message.contains("expected one length"), "{}", e.message);
+}
+
+/// ICMP lines (`parser.y`'s `icmp_packet_spec`).
+#[test]
+fn test_icmp() {
+    let src = "0 < icmp unreachable frag_needed mtu 840 [0:1000(1000)]\n\
+               +0 < icmp unreachable CODE\n\
+               +0 < [ect0] icmp packet_too_big mtu 1400\n\
+               +0 < icmp unreachable [udp (12)]\n\
+               +0~+1 > icmp echo_reply id 7\n";
+    let s = parse(src).expect("parses");
+    let icmp = |i: usize| match &s.events[i].action {
+        Action::Icmp(m) => m.clone(),
+        a => panic!("line {}: expected ICMP, got {a:?}", s.events[i].line),
+    };
+    let m = icmp(0);
+    assert_eq!((m.icmp_type.as_str(), m.code.as_deref(), m.mtu), ("unreachable", Some("frag_needed"), Some(840)));
+    assert_eq!(m.echoed, IcmpEchoed::Tcp { seq: 0, payload: 1000 });
+    assert_eq!((icmp(1).code.as_deref(), icmp(1).echoed), (Some("CODE"), IcmpEchoed::Default));
+    assert_eq!((icmp(2).ip, icmp(2).code, icmp(2).mtu), (Some(IpCheck::Ecn(2)), None, Some(1400)));
+    assert_eq!(icmp(3).echoed, IcmpEchoed::Udp { payload: 12 });
+    assert_eq!((icmp(4).direction, icmp(4).echo_id), (Direction::Outbound, Some(7)));
+    let e = parse("0 < icmp unreachable [0:10(5)]\n").expect_err("bad echoed range");
+    assert!(e.message.contains("inconsistent TCP sequence numbers"), "{}", e.message);
+    let e = parse("0 < icmp 5\n").expect_err("no type");
+    assert!(e.message.contains("expected an ICMP type"), "{}", e.message);
+    let e = parse("0~1 < icmp unreachable\n").expect_err("range on inbound");
+    assert!(e.message.contains("time range can only be used with outbound"), "{}", e.message);
+}
