@@ -68,6 +68,8 @@ pub const CONFIG_OPTIONS: &[&str] = &[
     "TCP_CONG_CUBIC",
     "TCP_CONG_DCTCP",
     "TCP_CONG_BBR",
+    // Linux's own packetdrill runs in the guest on a tun device.
+    "TUN",
 ];
 
 /// Kernel stack order 4 (64 KB): see the module doc.
