@@ -184,11 +184,41 @@ pub fn packet_estimate(sc: &Scenario) -> f64 {
     by_links.min(by_transfers)
 }
 
-/// A rough upper estimate of a model run's wall-clock time:
-/// [`packet_estimate`] at [`ESTIMATE_PACKETS_PER_SEC`].
+/// A rough upper estimate of a model run's wall-clock time: the smaller
+/// of [`packet_estimate`] and [`end_host_packet_estimate`], at
+/// [`ESTIMATE_PACKETS_PER_SEC`].
 pub fn wall_estimate(sc: &Scenario) -> std::time::Duration {
-    std::time::Duration::try_from_secs_f64(packet_estimate(sc) / ESTIMATE_PACKETS_PER_SEC)
-        .unwrap_or(std::time::Duration::MAX)
+    let packets = packet_estimate(sc).min(end_host_packet_estimate(sc));
+    std::time::Duration::try_from_secs_f64(packets / ESTIMATE_PACKETS_PER_SEC).unwrap_or(std::time::Duration::MAX)
+}
+
+/// The packets a run's flows can move when the end hosts' links are the
+/// bound: a host receives at most what its links carry, and a flow at
+/// most what its sender's links carry; every data packet is counted on
+/// each hop of a path as long as the switches plus one, with an ACK for
+/// every two. A dumbbell's fast access links then no longer count as
+/// busy (two flows into one 100 Mbit/s host: 100 Mbit/s, not the 20
+/// Gbit/s the access links could carry).
+pub fn end_host_packet_estimate(sc: &Scenario) -> f64 {
+    let n = sc.sim.nodes.len();
+    let mut capacity = vec![0.0f64; n];
+    for l in &sc.sim.links {
+        for end in [l.a, l.b] {
+            if let Some(c) = capacity.get_mut(end) {
+                *c += l.rate_bps as f64;
+            }
+        }
+    }
+    let mut inbound = vec![0.0f64; n];
+    for f in &sc.sim.flows {
+        let (from, to) = (capacity.get(f.from).copied().unwrap_or(0.0), capacity.get(f.to).copied().unwrap_or(0.0));
+        if let Some(i) = inbound.get_mut(f.to) {
+            *i += from.min(to);
+        }
+    }
+    let bits_per_s: f64 = inbound.iter().zip(&capacity).map(|(i, c)| i.min(*c)).sum();
+    let hops = sc.sim.nodes.iter().filter(|n| n.kind == NodeKind::Switch).count() as f64 + 1.0;
+    bits_per_s / (8.0 * 1500.0) * sc.sim.duration.as_secs_f64() * 1.5 * hops
 }
 
 /// The header of every trace CSV file.

@@ -334,6 +334,18 @@ fn test_wall_estimate_of_finite_transfers_follows_their_bytes() {
 }
 
 #[test]
+fn test_wall_estimate_counts_the_end_hosts_links_not_every_link() {
+    // Two flows into one host behind 100 Mbit/s for 120 s: 1 million
+    // data packets at most, each on two hops, an ACK for every two: 3 s.
+    // Every link busy (two 10 Gbit/s access links) would be 200 s, and a
+    // 40-run compare was warned about as 4.5 hours.
+    let sc = load(&repo("scenarios/two-flows.toml"), &[], None).unwrap();
+    let est = tcplab_lab::runner::wall_estimate(&sc).as_secs_f64();
+    assert!((2.9..3.1).contains(&est), "{est} s");
+    assert!(tcplab_lab::runner::packet_estimate(&sc) > 30.0 * tcplab_lab::runner::end_host_packet_estimate(&sc));
+}
+
+#[test]
 fn test_kernel_wall_limit_grows_with_the_packets_a_run_can_carry() {
     // Nine flows on 10 Gbit/s ports for 0.5 s: 1.67 million packets,
     // 100 s of guest time on an idle machine; the limit leaves room for
