@@ -44,14 +44,7 @@ pub(crate) struct KernelArgs {
 
 impl KernelArgs {
     pub(crate) fn backends(&self, choice: Choice) -> Result<Vec<Backend>, Error> {
-        let wall = match self.max_wall {
-            Some(s) if !(s.is_finite() && s > 0.0 && s < 1e9) => {
-                return Err(Error::at("--max-wall", format!("{s}: give a positive number of seconds")))
-            }
-            Some(s) => Some(std::time::Duration::from_secs_f64(s)),
-            None => None,
-        };
-        choice.backends(self.kernel.as_deref(), wall)
+        tcplab_lab::choices::backends(choice, self.kernel.as_deref(), self.max_wall)
     }
 
     /// The model and the kernel, for the commands that always run both.
@@ -121,18 +114,11 @@ pub(crate) fn settings(flag: &str, args: &[String]) -> Result<Vec<Setting>, Erro
 /// `--jobs`, or every core; more than [`batch::max_jobs`] is reduced with
 /// a note (a batch also never uses more threads than it has runs).
 pub(crate) fn jobs(j: Option<usize>) -> usize {
-    match j {
-        Some(n) if n > batch::max_jobs() => {
-            eprintln!(
-                "tcplab: --jobs {n}: using {} worker threads ({} per core; runs are CPU-bound)",
-                batch::max_jobs(),
-                batch::MAX_THREADS_PER_CORE
-            );
-            batch::max_jobs()
-        }
-        Some(n) => n,
-        None => batch::default_jobs(),
+    let (n, note) = tcplab_lab::choices::jobs(j);
+    if let Some(note) = note {
+        eprintln!("tcplab: {note}");
     }
+    n
 }
 
 /// Prepares `--plot DIR` and `--report FILE`.

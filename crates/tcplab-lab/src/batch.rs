@@ -143,6 +143,42 @@ pub fn run_all(
     progress: &dyn Progress,
     journal: Option<&Journal>,
 ) -> Result<Vec<RunRecord>> {
+    let results = run_jobs(jobs, threads, progress, journal)?;
+    if crate::interrupt::requested() {
+        return Err(crate::interrupt::interrupted());
+    }
+    results.into_iter().collect()
+}
+
+/// [`run_all`], keeping what an interruption leaves: each job's record in
+/// job order, `None` for a job that did not finish because the batch was
+/// interrupted. The first other failure (in job order) is the error.
+pub fn run_finished(
+    jobs: &[Job],
+    threads: usize,
+    progress: &dyn Progress,
+    journal: Option<&Journal>,
+) -> Result<Vec<Option<RunRecord>>> {
+    let interrupted = crate::interrupt::interrupted();
+    let results = run_jobs(jobs, threads, progress, journal)?;
+    let stopped = crate::interrupt::requested();
+    results
+        .into_iter()
+        .map(|r| match r {
+            Ok(r) => Ok(Some(r)),
+            Err(e) if stopped && e == interrupted => Ok(None),
+            Err(e) => Err(e),
+        })
+        .collect()
+}
+
+/// Every job's outcome, in job order, on a pool of [`worker_threads`].
+fn run_jobs(
+    jobs: &[Job],
+    threads: usize,
+    progress: &dyn Progress,
+    journal: Option<&Journal>,
+) -> Result<Vec<Result<RunRecord>>> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(worker_threads(threads, jobs.len()))
         .thread_name(|i| format!("tcplab-run-{i}"))
@@ -159,10 +195,7 @@ pub fn run_all(
             .collect()
     });
     progress.finish();
-    if crate::interrupt::requested() {
-        return Err(crate::interrupt::interrupted());
-    }
-    results.into_iter().collect()
+    Ok(results)
 }
 
 /// One job: from the journal if it holds it, else run (unless

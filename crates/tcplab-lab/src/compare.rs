@@ -180,6 +180,22 @@ impl Prepared {
     /// [`Prepared::run`], taking runs from and adding runs to `journal`.
     pub fn run_with(self, progress: &dyn Progress, journal: Option<&Journal>) -> Result<Comparison> {
         let started = std::time::Instant::now();
+        let records = batch::run_all(&self.jobs(), self.spec.jobs, progress, journal)?;
+        Ok(self.assemble(records.into_iter().map(Some), started))
+    }
+
+    /// [`Prepared::run_with`], keeping what an interruption leaves
+    /// ([`batch::run_finished`]): the comparison of the runs that
+    /// finished, and whether that is all of them.
+    pub fn run_finished(self, progress: &dyn Progress, journal: Option<&Journal>) -> Result<(Comparison, bool)> {
+        let started = std::time::Instant::now();
+        let records = batch::run_finished(&self.jobs(), self.spec.jobs, progress, journal)?;
+        let complete = records.iter().all(Option::is_some);
+        Ok((self.assemble(records.into_iter(), started), complete))
+    }
+
+    /// Every arm on seeds 1..=runs, arm by arm.
+    fn jobs(&self) -> Vec<Job> {
         let spec = &self.spec;
         let mut jobs = Vec::new();
         for ((sc, arm), hash) in self.scenarios.iter().zip(&spec.arms).zip(&self.hashes) {
@@ -195,12 +211,19 @@ impl Prepared {
                 });
             }
         }
-        let mut records = batch::run_all(&jobs, spec.jobs, progress, journal)?.into_iter();
+        jobs
+    }
+
+    /// The comparison of [`Prepared::jobs`]' records, in job order (`None`:
+    /// a run that did not finish, left out).
+    fn assemble(self, records: impl Iterator<Item = Option<RunRecord>>, started: std::time::Instant) -> Comparison {
+        let spec = &self.spec;
+        let mut records = records;
         let arms = spec
             .arms
             .iter()
             .map(|a| {
-                let runs: Vec<RunRecord> = records.by_ref().take(spec.runs as usize).collect();
+                let runs: Vec<RunRecord> = records.by_ref().take(spec.runs as usize).flatten().collect();
                 let summary = (0..self.metrics.len())
                     .map(|i| stats::summarize(&runs.iter().map(|r| r.values[i]).collect::<Vec<_>>()))
                     .collect();
@@ -214,7 +237,7 @@ impl Prepared {
             })
             .collect();
         let first = &self.scenarios[0];
-        Ok(Comparison {
+        Comparison {
             jitter_hint: jitter_hint(first),
             scenario: spec.scenario.name.clone(),
             description: first.description.clone(),
@@ -223,7 +246,7 @@ impl Prepared {
             metrics: (*self.metrics).clone(),
             arms,
             wall_s: started.elapsed().as_secs_f64(),
-        })
+        }
     }
 }
 

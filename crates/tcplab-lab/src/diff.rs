@@ -113,6 +113,14 @@ pub struct Row {
 
 impl DiffSpec {
     pub fn run(self, progress: &dyn Progress) -> Result<Diff> {
+        let (spec, model_settings) = self.compare_spec()?;
+        Ok(Diff { comparison: spec.prepare()?.run(progress)?, model_settings })
+    }
+
+    /// The comparison a diff runs (arms `model` and `linux`), and what the
+    /// model's side adds to the common settings ([`model_settings`]), as
+    /// `KEY=VALUE`.
+    pub fn compare_spec(self) -> Result<(CompareSpec, Vec<String>)> {
         let metrics = if self.metrics.is_empty() {
             let sc = self.scenario.load(&crate::compare::set_layers(&self.base), None)?;
             default_metrics(&sc)
@@ -137,7 +145,7 @@ impl DiffSpec {
             keep_first: self.keep_first,
             max_runs: crate::batch::DEFAULT_MAX_RUNS,
         };
-        Ok(Diff { comparison: spec.prepare()?.run(progress)?, model_settings: shown })
+        Ok((spec, shown))
     }
 }
 

@@ -6,10 +6,13 @@
 //! in its journal), a run between two slices of simulated time (its pcap
 //! files then end on a whole record). The work then returns
 //! [`interrupted`], an error; the CLI removes partial outputs as for any
-//! failure and exits with [`EXIT_INTERRUPTED`].
+//! failure and exits with [`EXIT_INTERRUPTED`]. A host that outlives
+//! its work (the Python package, where a notebook goes on after an
+//! interrupted batch) forgets the request with [`clear`] once the work
+//! has stopped.
 
 use crate::error::Error;
-use std::sync::OnceLock;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Exit code after an interruption: 128 + SIGINT, as shells report it.
@@ -21,25 +24,38 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// graceful stop takes well under this.
 pub const FORCE_AFTER: Duration = Duration::from_secs(1);
 
-/// When the first request came; set once, so it also says whether one came.
-static FIRST: OnceLock<Instant> = OnceLock::new();
+/// When the first request came, so it also says whether one came.
+static FIRST: Mutex<Option<Instant>> = Mutex::new(None);
+
+fn first() -> std::sync::MutexGuard<'static, Option<Instant>> {
+    FIRST.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Asks running work to stop at its next safe point. Returns `true` when
 /// the caller should end the process now instead: the work was already
 /// asked at least [`FORCE_AFTER`] ago and has not stopped. Called from the
 /// signal-handling thread, not from a signal handler.
 pub fn request() -> bool {
-    let mut again = true;
-    let first = *FIRST.get_or_init(|| {
-        again = false;
-        Instant::now()
-    });
-    again && first.elapsed() >= FORCE_AFTER
+    let mut first = first();
+    match *first {
+        Some(t) => t.elapsed() >= FORCE_AFTER,
+        None => {
+            *first = Some(Instant::now());
+            false
+        }
+    }
 }
 
-/// Whether [`request`] was called.
+/// Whether [`request`] was called (since the last [`clear`]).
 pub fn requested() -> bool {
-    FIRST.get().is_some()
+    first().is_some()
+}
+
+/// Forgets the request, so that work started afterwards runs. Only for
+/// a host whose process goes on after interrupted work has stopped (the
+/// Python package); the CLI never calls it.
+pub fn clear() {
+    *first() = None;
 }
 
 /// The error of work that stopped because it was interrupted.

@@ -20,6 +20,8 @@
 pub mod backend;
 pub mod batch;
 pub mod bench;
+pub mod catalog;
+pub mod choices;
 pub mod compare;
 pub mod diff;
 pub mod error;

@@ -8,7 +8,7 @@ use tcplab_core::cc::dctcp::DctcpParams;
 use tcplab_core::cc::reno::RenoParams;
 use tcplab_core::cc::CcConfig;
 use tcplab_core::config::PRESETS;
-use tcplab_core::knobs::{self, Kernel, KnobSpec, Models, Side};
+use tcplab_core::knobs::{self, KnobSpec};
 use tcplab_core::{Mib, TcpConfig};
 
 /// Every preset and the knobs in which it differs from `linux-current`.
@@ -68,24 +68,10 @@ fn reference_rows<C: Clone>(s: &mut String, table: &[KnobSpec<C>], defaults: &C)
     let _ = writeln!(s, "| knob | accepts | linux-current | Linux setting | read by | kernel backend |");
     let _ = writeln!(s, "|---|---|---|---|---|---|");
     for k in table {
-        let linux = match k.models {
-            Models::Sysctl(n) | Models::Param(n) | Models::Build(n) | Models::SockOpt(n) => format!("`{n}`"),
-            Models::Route(a) => format!("route `{a}`"),
-            Models::Link(a) => format!("link `{a}`"),
-            Models::Era => "kernel era".into(),
-            Models::TcplabOnly => "tcplab only".into(),
-        };
-        let side = match k.side {
-            Side::Sender => "sender",
-            Side::Receiver => "receiver",
-            Side::Both => "both",
-        };
-        let kernel = match k.kernel {
-            Kernel::Native => "as in Linux".into(),
-            Kernel::Switch { param, .. } => format!("switch `{param}`"),
-            Kernel::ModelOnly => "model only".into(),
-            Kernel::Inherent { form } => format!("always {form:?} (not set)"),
-        };
+        let code = |n: &str| format!("`{n}`");
+        let linux = crate::catalog::linux_setting(k.models, code);
+        let side = crate::catalog::side_name(k.side);
+        let kernel = crate::catalog::kernel_handling(k.kernel, code);
         let _ = writeln!(
             s,
             "| `{}` | {} | {} | {linux} | {side} | {kernel} |",

@@ -244,6 +244,23 @@ impl PreparedSweep {
 
     /// [`PreparedSweep::run`], taking runs from and adding runs to `journal`.
     pub fn run_with(self, progress: &dyn Progress, journal: Option<&Journal>) -> Result<SweepResult> {
+        let (jobs, owner) = self.jobs();
+        let records = batch::run_all(&jobs, self.spec.jobs, progress, journal)?;
+        Ok(self.assemble(records.into_iter().map(Some), &owner))
+    }
+
+    /// [`PreparedSweep::run_with`], keeping what an interruption leaves
+    /// ([`batch::run_finished`]): the sweep of the runs that finished, and
+    /// whether that is all of them.
+    pub fn run_finished(self, progress: &dyn Progress, journal: Option<&Journal>) -> Result<(SweepResult, bool)> {
+        let (jobs, owner) = self.jobs();
+        let records = batch::run_finished(&jobs, self.spec.jobs, progress, journal)?;
+        let complete = records.iter().all(Option::is_some);
+        Ok((self.assemble(records.into_iter(), &owner), complete))
+    }
+
+    /// This shard's jobs, and the point each belongs to.
+    fn jobs(&self) -> (Vec<Job>, Vec<usize>) {
         let runs = u64::from(self.spec.runs);
         let mut jobs = Vec::new();
         let mut owner = Vec::new();
@@ -268,9 +285,15 @@ impl PreparedSweep {
                 owner.push(pi);
             }
         }
-        let records = batch::run_all(&jobs, self.spec.jobs, progress, journal)?;
+        (jobs, owner)
+    }
+
+    /// The sweep of the jobs' records, in job order (`None`: a run that did
+    /// not finish, left out).
+    fn assemble(self, records: impl Iterator<Item = Option<batch::RunRecord>>, owner: &[usize]) -> SweepResult {
         let mut per_point: Vec<Vec<SweepRun>> = vec![Vec::new(); self.points.len()];
-        for (rec, pi) in records.into_iter().zip(owner) {
+        for (rec, &pi) in records.zip(owner) {
+            let Some(rec) = rec else { continue };
             per_point[pi].push(SweepRun {
                 seed: rec.seed,
                 scenario_hash: self.points[pi].2.clone(),
@@ -290,7 +313,7 @@ impl PreparedSweep {
                 runs,
             })
             .collect();
-        Ok(SweepResult {
+        SweepResult {
             tcplab_sweep: SWEEP_FORMAT,
             scenario: self.spec.scenario.name.clone(),
             scenario_hash: self.base_hash,
@@ -305,7 +328,7 @@ impl PreparedSweep {
             shard: self.spec.shard,
             points,
             units: self.metrics.iter().map(Metric::unit).collect(),
-        })
+        }
     }
 }
 
