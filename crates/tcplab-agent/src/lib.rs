@@ -29,6 +29,7 @@ pub mod netlink;
 pub mod netns;
 pub mod nstat;
 pub mod output;
+pub mod packetdrill;
 pub mod runner;
 pub mod sampler;
 pub mod setup;

@@ -13,7 +13,8 @@ use tcplab_agent::output::OutDir;
 use tcplab_agent::{init, load_job, runner};
 
 const USAGE: &str = "usage: tcplab-agent run JOB.json     run a job here (tests, debugging)
-       tcplab-agent guest JOB.json   run a job as the UML guest's init, then power off";
+       tcplab-agent guest JOB.json   run a job as the UML guest's init, then power off
+       tcplab-agent packetdrill JOB.json   run packetdrill scripts as the guest's init (only there)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -21,8 +22,12 @@ fn main() {
     let guest = mode == Some("guest");
     // Only init may power the machine off: `guest` elsewhere (say by
     // mistake on the host) behaves like `run`.
-    let pid1 = guest && init::is_pid1();
+    let pid1 = (guest || mode == Some("packetdrill")) && init::is_pid1();
     let code = match (mode, args.len()) {
+        // Only inside a guest: packetdrill needs root, a tun device and namespaces.
+        (Some("packetdrill"), 2) if pid1 => {
+            catch_unwind(AssertUnwindSafe(|| tcplab_agent::packetdrill::execute(Path::new(&args[1]), true))).unwrap_or(1)
+        }
         (Some("run" | "guest"), 2) => {
             catch_unwind(AssertUnwindSafe(|| execute(Path::new(&args[1]), guest, pid1))).unwrap_or(1)
         }

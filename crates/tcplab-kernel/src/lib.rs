@@ -15,6 +15,8 @@
 //! - [`guest`]: boots one guest for one run, with a wall-clock limit.
 //! - [`collect`]: the guest's result as a [`RunResult`].
 //! - [`host`]: the host facts an image depends on.
+//! - [`packetdrill`]: Linux's own packetdrill run in guests against the
+//!   image (`tcplab packetdrill --backend linux`).
 
 pub mod build;
 pub mod collect;
@@ -23,6 +25,7 @@ pub mod guest;
 pub mod host;
 pub mod image;
 pub mod knobs;
+pub mod packetdrill;
 pub mod switches;
 pub mod timeline;
 pub mod translate;
