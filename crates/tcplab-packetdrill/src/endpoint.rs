@@ -2,6 +2,7 @@
 //! the driver's own tests can use a scripted stand-in; [`tcplab_core::Connection`]
 //! is the real implementation.
 
+use tcplab_core::connection::Shutdown;
 use tcplab_core::wire::{SegmentRepr, SeqNum};
 use tcplab_core::{Connection, Instant, TcpConfig, TcpError, TcpInfo, TcpState};
 
@@ -9,6 +10,11 @@ use tcplab_core::{Connection, Instant, TcpConfig, TcpError, TcpInfo, TcpState};
 /// [`tcplab_core::Connection`]).
 pub trait Endpoint {
     fn handle_segment(&mut self, now: Instant, seg: &SegmentRepr);
+    /// One GSO skb of `gso_size`-byte segments (packetdrill's `--mss`).
+    fn handle_gro_segment(&mut self, now: Instant, seg: &SegmentRepr, gso_size: u32) {
+        let _ = gso_size;
+        self.handle_segment(now, seg)
+    }
     fn handle_timeout(&mut self, now: Instant);
     fn poll_transmit(&mut self, now: Instant) -> Option<SegmentRepr>;
     fn poll_timeout(&self) -> Option<Instant>;
@@ -27,8 +33,30 @@ pub trait Endpoint {
     fn write_eor(&mut self, bytes: u64) -> u64 {
         self.write(bytes)
     }
-    /// `shutdown(SHUT_RD)` (part of `close()`).
+    /// `shutdown(SHUT_RD)`.
     fn shutdown_read(&mut self) {}
+    /// `shutdown(2)`.
+    fn shutdown(&mut self, how: Shutdown) {
+        if how != Shutdown::Write {
+            self.shutdown_read();
+        }
+        if how != Shutdown::Read {
+            self.close();
+        }
+    }
+    /// `close(2)` of the socket (`tcp_close`).
+    fn close_socket(&mut self) {
+        self.shutdown_read();
+        self.close();
+    }
+    /// `RCV_SHUTDOWN` is set.
+    fn read_shutdown(&self) -> bool {
+        false
+    }
+    /// A write would fail with `EPIPE`.
+    fn send_shutdown(&self) -> bool {
+        !matches!(self.state(), TcpState::Established | TcpState::CloseWait | TcpState::SynSent | TcpState::SynReceived)
+    }
     /// `setsockopt(TCP_USER_TIMEOUT)`, ms.
     fn set_user_timeout(&mut self, _ms: u32) {}
     /// Every transmission fails locally (`tc qdisc ... pfifo limit 0`).
@@ -43,6 +71,21 @@ pub trait Endpoint {
 impl Endpoint for Connection {
     fn handle_segment(&mut self, now: Instant, seg: &SegmentRepr) {
         Connection::handle_segment(self, now, seg)
+    }
+    fn handle_gro_segment(&mut self, now: Instant, seg: &SegmentRepr, gso_size: u32) {
+        Connection::handle_gro_segment(self, now, seg, gso_size)
+    }
+    fn shutdown(&mut self, how: Shutdown) {
+        Connection::shutdown(self, how)
+    }
+    fn close_socket(&mut self) {
+        Connection::close_socket(self)
+    }
+    fn read_shutdown(&self) -> bool {
+        Connection::read_shutdown(self)
+    }
+    fn send_shutdown(&self) -> bool {
+        Connection::send_shutdown(self)
     }
     fn handle_timeout(&mut self, now: Instant) {
         Connection::handle_timeout(self, now)

@@ -272,8 +272,8 @@ impl Syscall {
                 _ => return Err(format!("line {line}: unsupported socket option getsockopt({opt})")),
             },
             Syscall::Shutdown { how } => {
-                if *how != Some(1) {
-                    return Err(format!("line {line}: only shutdown(SHUT_WR) is modelled"));
+                if !matches!(how, Some(0..=2)) {
+                    return Err(format!("line {line}: shutdown() how must be SHUT_RD, SHUT_WR or SHUT_RDWR"));
                 }
             }
             Syscall::Socket { tcp_stream } => {

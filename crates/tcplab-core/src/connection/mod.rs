@@ -57,9 +57,12 @@ mod receiver;
 mod recovery;
 mod rtx_queue;
 mod scoreboard;
+mod shutdown;
 mod skb;
 mod timer;
 mod undo;
+
+pub use shutdown::Shutdown;
 
 use crate::cc::{CaCtx, CaEvent, CaState, CcInfo, TCP_INFINITE_SSTHRESH};
 use crate::config::{AckEra, TcpConfig, TsClock};
@@ -320,6 +323,8 @@ pub struct Connection {
     rcv_shutdown: bool,
     /// `sk->sk_err`.
     sk_err: Option<TcpError>,
+    /// `tcp_close` zapped the connection: a RST|ACK is owed (shutdown.rs).
+    active_reset_pending: bool,
     /// Every transmission fails locally (a qdisc that drops everything).
     xmit_blocked: bool,
 }
@@ -398,6 +403,7 @@ impl Connection {
             prior_state_ack: None,
             app_output: false,
             rst_pending: None,
+            active_reset_pending: false,
             bytes_acked: 0,
             data_segs_out: 0,
             cached_metrics: None,

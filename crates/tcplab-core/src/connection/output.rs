@@ -66,6 +66,9 @@ impl Connection {
         if let Some(rst) = self.rst_pending.take() {
             return Some(*rst);
         }
+        if self.active_reset_pending {
+            return Some(self.send_active_reset(now));
+        }
         if self.syn_pending {
             self.syn_pending = false;
             return Some(self.send_syn(now));
@@ -191,7 +194,7 @@ impl Connection {
     }
 
     /// Header fields common to every segment we send.
-    fn base_segment(&self, seq: SeqNum) -> SegmentRepr {
+    pub(super) fn base_segment(&self, seq: SeqNum) -> SegmentRepr {
         SegmentRepr {
             src_port: self.local_port,
             dst_port: self.remote_port,
@@ -203,7 +206,7 @@ impl Connection {
 
     /// Fills ACK, window, options and ECN bits, and does the per-segment
     /// bookkeeping of `__tcp_transmit_skb`.
-    fn finish_segment(&mut self, now: Instant, seg: &mut SegmentRepr, retransmission: bool) {
+    pub(super) fn finish_segment(&mut self, now: Instant, seg: &mut SegmentRepr, retransmission: bool) {
         let ts_val = self.ts_now();
         self.rcv.fill_ack(seg, ts_val, &self.negotiated);
         let needs_ecn = self.cc.needs_ecn() && self.negotiated.ecn_ok;

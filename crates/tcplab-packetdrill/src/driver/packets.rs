@@ -7,7 +7,7 @@ use super::{
 use crate::ast::{Event, EventTime, IpCheck, PacketFlag, PacketSpec};
 use crate::harness::Qdisc;
 use crate::matcher::{self, Actual, MatchConfig};
-use tcplab_core::wire::{Ecn, SegmentRepr, SeqNum, TcpFlags};
+use tcplab_core::wire::{Ecn, SegmentRepr, SeqNum};
 use tcplab_core::Instant;
 
 impl Driver<'_> {
@@ -51,37 +51,25 @@ impl Driver<'_> {
             ecn,
             payload_len: p.payload,
         };
-        // --mss: the tun device segments a large inbound payload (GSO):
-        // PSH and FIN on the last piece, CWR on the first.
-        let mut segs = Vec::new();
-        match self.plan.gso_mss {
-            Some(mss) if p.payload > mss && !flags.syn() => {
-                let mut off = 0;
-                while off < p.payload {
-                    let len = mss.min(p.payload - off);
-                    let mut s = base;
-                    s.seq = base.seq + off;
-                    s.payload_len = len;
-                    if off + len < p.payload {
-                        s.flags.remove(TcpFlags::PSH | TcpFlags::FIN);
-                    }
-                    if off > 0 {
-                        s.flags.remove(TcpFlags::CWR);
-                    }
-                    segs.push(s);
-                    off += len;
-                }
-            }
-            _ => segs.push(base),
-        }
+        // --mss: packetdrill writes the payload to the tun device as one
+        // GSO skb (`virtio_net_hdr` with `gso_size` = mss, netdev.c), which
+        // reaches TCP whole: one skb, answered once, its MSS measured by
+        // `gso_size` (`tcp_measure_rcv_mss`).
+        let gso = match self.plan.gso_mss {
+            Some(mss) if base.payload_len > mss && !flags.syn() => mss,
+            _ => 0,
+        };
         let tr = format!("inbound injected: {}", matcher::fmt_script(p, us(self.now)));
         self.trace(tr);
-        for s in segs {
-            if let Some(c) = self.conn.as_mut() {
-                c.handle_segment(Instant::from_nanos(self.now), &s);
+        if let Some(c) = self.conn.as_mut() {
+            let now = Instant::from_nanos(self.now);
+            if gso > 0 {
+                c.handle_gro_segment(now, &base, gso);
+            } else {
+                c.handle_segment(now, &base);
             }
-            self.after_input()?;
         }
+        self.after_input()?;
         Ok(())
     }
 

@@ -7,6 +7,7 @@ use crate::ast::{Event, SyscallSpec};
 use crate::harness::Qdisc;
 use crate::symbols::{eval_int, F_GETFL, F_SETFL, MSG_EOR, O_NONBLOCK, O_RDWR};
 use crate::syscall::{int_arg, IntArg, SockOpt, Syscall};
+use tcplab_core::connection::Shutdown;
 use tcplab_core::wire::SeqNum;
 use tcplab_core::{Instant, TcpError, TcpState};
 
@@ -154,8 +155,8 @@ impl Driver<'_> {
             Syscall::Connect => self.sys_connect(&c)?,
             Syscall::Write { len, flags, .. } => self.sys_write(&c, len, *flags)?,
             Syscall::Read { len, .. } => self.sys_read(&c, len)?,
-            Syscall::Close => self.sys_close(&c, true)?,
-            Syscall::Shutdown { .. } => self.sys_close(&c, false)?,
+            Syscall::Close => self.sys_close(&c, None)?,
+            Syscall::Shutdown { how } => self.sys_close(&c, Some(shutdown_how(*how)))?,
             Syscall::Fcntl { cmd, arg } => self.sys_fcntl(&c, cmd, arg)?,
             Syscall::Setsockopt { opt, val, cc_name } => self.sys_setsockopt(&c, opt, *val, cc_name)?,
             Syscall::Getsockopt { opt, val } => self.sys_getsockopt(&c, opt, *val)?,
@@ -263,7 +264,10 @@ impl Driver<'_> {
         if let Some(TcpError::TimedOut) = err {
             return Ok(Returned::Now(-1, Some(Errno::Etimedout)));
         }
-        if matches!(state, TcpState::Closed | TcpState::TimeWait | TcpState::Listen) {
+        // sk_stream_wait_connect (any state but ESTABLISHED, CLOSE-WAIT and
+        // the handshake's) or SEND_SHUTDOWN: EPIPE.
+        let send_shutdown = self.conn.as_ref().is_some_and(|conn| conn.send_shutdown());
+        if send_shutdown || state == TcpState::Listen {
             return Ok(Returned::Now(-1, Some(Errno::Epipe)));
         }
         let conn = self.conn.as_mut().ok_or_else(|| c.error("no connection"))?;
@@ -303,11 +307,14 @@ impl Driver<'_> {
             .ok_or_else(|| c.error(format!("{}() on script fd {}, which has no connection", c.name, c.fd)))?;
         let n = conn.read(max);
         self.after_input()?;
+        // tcp_recvmsg_locked with nothing copied: a FIN (SOCK_DONE) or
+        // RCV_SHUTDOWN ends the read with 0.
         let closed = self.conn.as_ref().is_some_and(|conn| {
-            matches!(
-                conn.state(),
-                TcpState::CloseWait | TcpState::Closed | TcpState::LastAck | TcpState::TimeWait | TcpState::Closing
-            )
+            conn.read_shutdown()
+                || matches!(
+                    conn.state(),
+                    TcpState::CloseWait | TcpState::Closed | TcpState::LastAck | TcpState::TimeWait | TcpState::Closing
+                )
         });
         if n > 0 || closed {
             Ok(Returned::Now(n as i64, None))
@@ -321,20 +328,19 @@ impl Driver<'_> {
         }
     }
 
-    /// `close` (`full`) and `shutdown(SHUT_WR)`, the only one the plan
-    /// lets through.
-    fn sys_close(&mut self, c: &Call, full: bool) -> Result<Returned, Stop> {
+    /// `close` (`how` none: `tcp_close`, a RST if data was left unread)
+    /// and `shutdown(how)` (`tcp_shutdown`).
+    fn sys_close(&mut self, c: &Call, how: Option<Shutdown>) -> Result<Returned, Stop> {
         if c.is_conn() {
             if let Some(conn) = self.conn.as_mut() {
-                if full {
-                    // tcp_close: sk_shutdown = SHUTDOWN_MASK.
-                    conn.shutdown_read();
+                match how {
+                    None => conn.close_socket(),
+                    Some(how) => conn.shutdown(how),
                 }
-                conn.close();
             }
             self.after_input()?;
         }
-        if full {
+        if how.is_none() {
             self.sockets.retain(|x| x.fd != c.fd);
         }
         Ok(Returned::Now(0, None))
@@ -422,6 +428,15 @@ impl Driver<'_> {
             }
         }
         Ok(Returned::Now(0, None))
+    }
+}
+
+/// `how` of `shutdown(2)`, as the plan checked it (0, 1 or 2).
+fn shutdown_how(how: Option<i64>) -> Shutdown {
+    match how {
+        Some(0) => Shutdown::Read,
+        Some(2) => Shutdown::Both,
+        _ => Shutdown::Write,
     }
 }
 
