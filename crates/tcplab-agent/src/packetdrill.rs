@@ -15,6 +15,10 @@
 //! the values it found at boot before each script, so a script that sets
 //! one (`hystart_detect`) does not leak it into the next.
 //!
+//! The agent mounts tmpfs on `/tmp` and `/run` (see [`crate::init`]);
+//! scripts under the host's `/tmp` are reached through a bind mount of
+//! it on [`HOST_TMP`], made before the mounts hide it.
+//!
 //! Each script's stdout and stderr go to `<out_dir>/<index>.out` and
 //! `<index>.err`, and one [`PdOutcome`] per script is appended to
 //! `<out_dir>/outcomes.jsonl` as soon as it ends (synced), so the host
@@ -237,7 +241,8 @@ fn kill_group(pgid: i32) {
 /// Runs one script; its stdout and stderr go to `<index>.out/.err`.
 pub fn run_script(job: &PdJob, s: &PdScript, out: &PdOut) -> PdOutcome {
     let mut o = PdOutcome { index: s.index, ..PdOutcome::default() };
-    let path = Path::new(&s.path);
+    let seen = guest_path(&s.path);
+    let path = Path::new(&seen);
     let (Some(dir), Some(base)) = (path.parent(), path.file_name()) else {
         o.error = Some(format!("{}: not a file path", s.path));
         return o;
@@ -331,8 +336,12 @@ pub fn execute(path: &Path, pid1: bool) -> i32 {
     };
     let mut guest = PdGuest { kernel_release: crate::runner::kernel_release(), error: None };
     if pid1 {
+        // The host's /tmp, before tmpfs hides it: scripts may live there.
+        let host_tmp = open_path("/tmp");
         if let Err(e) = crate::init::mount_all() {
             guest.error = Some(e);
+        } else if let Ok(fd) = host_tmp {
+            guest.error = bind_host_tmp(&fd).err();
         }
     }
     if guest.error.is_none() {
@@ -356,6 +365,44 @@ pub fn execute(path: &Path, pid1: bool) -> i32 {
         }
     }
     0
+}
+
+/// Where the host's `/tmp` is seen in the guest (which mounts tmpfs on
+/// `/tmp` and `/run`): a script at `/tmp/x.pkt` on the host runs from
+/// `HOST_TMP/x.pkt`.
+pub const HOST_TMP: &str = "/run/tcplab-host-tmp";
+
+/// `path` as the guest sees it: the host's `/tmp/...` under [`HOST_TMP`].
+pub fn guest_path(path: &str) -> String {
+    match path.strip_prefix("/tmp/") {
+        Some(rest) => format!("{HOST_TMP}/{rest}"),
+        None => path.to_string(),
+    }
+}
+
+fn open_path(dir: &str) -> Result<OwnedFd, String> {
+    let c = cstr(dir).map_err(|e| format!("{dir}: {e}"))?;
+    // SAFETY: `c` is a valid NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("{dir}: {}", io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` was just returned by open() and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Bind-mounts the directory `fd` (the host's `/tmp`, opened before the
+/// mounts) on [`HOST_TMP`].
+fn bind_host_tmp(fd: &OwnedFd) -> Result<(), String> {
+    std::fs::create_dir_all(HOST_TMP).map_err(|e| format!("{HOST_TMP}: {e}"))?;
+    let src = cstr(&format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|e| e.to_string())?;
+    let dst = cstr(HOST_TMP).map_err(|e| e.to_string())?;
+    // SAFETY: valid NUL-terminated paths; a bind mount takes no type or data.
+    let rc = unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) };
+    if rc != 0 {
+        return Err(format!("bind-mounting the host's /tmp on {HOST_TMP}: {}", io::Error::last_os_error()));
+    }
+    Ok(())
 }
 
 /// The tun device packetdrill opens, and the timer slack its sleeps
@@ -402,6 +449,13 @@ mod tests {
         std::fs::write(&p, serde_json::to_string(&job).unwrap()).unwrap();
         assert_eq!(load(&p).unwrap(), job);
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn the_hosts_tmp_is_seen_under_host_tmp() {
+        assert_eq!(guest_path("/tmp/a/b.pkt"), "/run/tcplab-host-tmp/a/b.pkt");
+        assert_eq!(guest_path("/work/tcp/b.pkt"), "/work/tcp/b.pkt");
+        assert_eq!(guest_path("/tmpx/b.pkt"), "/tmpx/b.pkt");
     }
 
     #[test]

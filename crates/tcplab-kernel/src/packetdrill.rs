@@ -395,13 +395,16 @@ pub fn arguments(addr: &Addresses) -> Vec<String> {
     v
 }
 
-/// Whether a script's text depends on `run_all.py`'s addresses: it names
-/// 192.168.0.x or 192.0.2.x (in a command such as `ip route change
-/// 192.0.2.1 via 192.168.0.2`), or carries the Fast Open cookie computed
-/// for them.
+/// Whether a script's text depends on `run_all.py`'s addresses: outside
+/// its header options (`--local_ip=...`, which the command line
+/// overrides), it names 192.168.0.x or 192.0.2.x (in a command such as
+/// `ip route change 192.0.2.1 via 192.168.0.2`), or carries the Fast Open
+/// cookie computed for them.
 pub fn needs_packetdrill_addresses(text: &str) -> bool {
     let cookie = tfo_cookie(DEFAULT_TFO_KEY, PACKETDRILL_ADDRESSES.remote, PACKETDRILL_ADDRESSES.local);
-    text.contains("192.168.0.") || text.contains("192.0.2.") || text.contains(&cookie)
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("--"))
+        .any(|l| l.contains("192.168.0.") || l.contains("192.0.2.") || l.contains(&cookie))
 }
 
 /// How a script ended on the kernel.
@@ -466,6 +469,13 @@ fn last_lines(s: &str) -> String {
     } else {
         format!("; last output:\n{}", lines[lines.len().saturating_sub(5)..].join("\n"))
     }
+}
+
+/// The directory that hides `path` from the guest, if one does: the
+/// agent mounts tmpfs on `/run` (and on `/tmp`, but it reaches the host's
+/// `/tmp` through a bind mount), so a script there is not the host's.
+pub fn hidden_in_guest(path: &Path) -> Option<&'static str> {
+    ["/run"].into_iter().find(|d| path.starts_with(d))
 }
 
 /// Why a script is not run on the kernel, if it is not.
@@ -539,6 +549,13 @@ impl Runner {
                 TunAddresses::Auto => BENCHMARK_ADDRESSES,
             };
             let abs = s.canonicalize().map_err(|e| KernelError::new(format!("{}: {e}", s.display())))?;
+            if let Some(dir) = hidden_in_guest(&abs) {
+                return Err(KernelError::new(format!(
+                    "{}: the guest cannot see the host's {dir} (it mounts its own there): \
+                     run scripts from another directory",
+                    s.display()
+                )));
+            }
             todo.push(Pending { index: i, path: abs, addresses });
         }
         let guests = self.guests.clamp(1, todo.len().max(1));
@@ -867,6 +884,8 @@ mod tests {
         assert!(needs_packetdrill_addresses("`ip route change 192.0.2.1 via 192.168.0.2 dev tun0`"));
         assert!(needs_packetdrill_addresses("<mss 1460,FO 3021b9d889017eeb,nop,nop>"));
         assert!(!needs_packetdrill_addresses("+0 < S 0:0(0) win 32792 <mss 1000,sackOK>"));
+        // Header options are overridden by the command line.
+        assert!(!needs_packetdrill_addresses("--local_ip=192.168.0.1\n--remote_ip=192.0.2.1\n0 socket(...) = 3"));
     }
 
     fn outcome(code: i32) -> PdOutcome {
@@ -906,6 +925,14 @@ mod tests {
             let text = fs::read_to_string(src.join(e.file)).unwrap();
             assert_eq!(text.matches(e.find).count(), 1, "{}: {:?}", e.file, e.find);
         }
+    }
+
+    #[test]
+    fn scripts_under_the_guests_own_run_are_refused() {
+        assert_eq!(hidden_in_guest(Path::new("/tmp/x/a.pkt")), None);
+        assert_eq!(hidden_in_guest(Path::new("/run/a.pkt")), Some("/run"));
+        assert_eq!(hidden_in_guest(Path::new("/runx/a.pkt")), None);
+        assert_eq!(hidden_in_guest(Path::new("/work/tcp/a.pkt")), None);
     }
 
     #[test]
