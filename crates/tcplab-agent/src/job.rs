@@ -67,6 +67,9 @@ pub struct Job {
     /// same grid. 0: `t0` is when the set-up has settled.
     #[serde(default)]
     pub hz: u32,
+    /// Packet capture for `tcplab align` (crate::capture); `None`: none.
+    #[serde(default)]
+    pub capture: Option<crate::capture::CaptureJob>,
     /// Directory (a host path, through hostfs) for `result.json`. It must
     /// exist. It is opened before the agent mounts anything, so a host
     /// path under `/tmp` or `/run` works even though the guest mounts

@@ -19,6 +19,7 @@
 //!   statistics; [`nstat`]: SNMP counters; [`clock`]: the scenario clock.
 
 pub mod apps;
+pub mod capture;
 pub mod clock;
 pub mod flows;
 pub mod init;

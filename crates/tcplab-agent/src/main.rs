@@ -68,6 +68,11 @@ fn execute(path: &Path, guest: bool, pid1: bool) -> i32 {
             return 1;
         }
     };
+    // Before the mounts too (see capture.rs).
+    if let Err(e) = tcplab_agent::capture::preopen(&job) {
+        eprintln!("tcplab-agent: {e}");
+        return 1;
+    }
     let result = catch_unwind(AssertUnwindSafe(|| {
         if pid1 {
             if let Err(e) = init::mount_all() {

@@ -79,6 +79,10 @@ fn execute(job: &Job, res: &mut GuestResult) -> Vec<String> {
         Ok(p) => p,
         Err(e) => return vec![e],
     };
+    let capture = match crate::capture::start(job) {
+        Ok(c) => c,
+        Err(e) => return vec![e],
+    };
 
     // Every thread is started, has entered its namespace and made its
     // listener before t0, so that none of that (thread creation, setns)
@@ -154,6 +158,7 @@ fn execute(job: &Job, res: &mut GuestResult) -> Vec<String> {
 
     res.flows = sc.flows.iter().map(Flow::snapshot).collect();
     let mut errors = sc.errors.take();
+    errors.extend(capture.finish(sc.epoch.t0).err());
     for ns in &job.counter_namespaces {
         match nstat::read(ns) {
             Ok(c) => res.counters.push((ns.clone(), c)),

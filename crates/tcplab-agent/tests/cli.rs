@@ -40,6 +40,7 @@ fn empty_job(out: &Path) -> Job {
         netem_timelines: vec![],
         // On the host: no tick alignment (the host's HZ is not the image's).
         hz: 0,
+        capture: None,
         out_dir: out.to_string_lossy().into_owned(),
     }
 }

@@ -153,6 +153,7 @@ fn red_step_refused_cleanly(a: &str, b: &str, dir: &Path) {
         netem_timelines: vec![],
         // On the host: no tick alignment (the host's HZ is not the image's).
         hz: 0,
+        capture: None,
         out_dir: dir.to_string_lossy().into_owned(),
     };
     let (code, r) = run_agent(&job, dir);

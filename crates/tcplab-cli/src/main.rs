@@ -25,7 +25,7 @@ mod options;
 mod runs;
 mod terminal;
 
-use commands::{bench, compare, diff, faithfulness, kernel, packetdrill, reproduce, sweep};
+use commands::{align, bench, compare, diff, faithfulness, kernel, packetdrill, reproduce, sweep};
 use options::ScenarioArgs;
 use terminal::emit;
 
@@ -60,6 +60,8 @@ enum Cmd {
     Merge(sweep::MergeArgs),
     /// Run a scenario on the model and on the real kernel, N seeds each, and compare them metric by metric.
     Diff(diff::DiffArgs),
+    /// Run a scenario once on the model and once on the kernel and report the first packet where their traces part.
+    Align(align::AlignArgs),
     /// Run a suite of scenarios on both backends and write the faithfulness page (docs/FAITHFULNESS.md).
     Faithfulness(faithfulness::FaithfulnessArgs),
     /// The kernel backend's images: build one, list them, or show how a scenario is set up in the guest.
@@ -91,7 +93,10 @@ fn main() -> ExitCode {
     // to stop (tcplab_lab::interrupt); a signal more than a second later
     // ends the process at once. Other commands keep the default: a signal
     // ends them.
-    if matches!(cli.cmd, Cmd::Run(_) | Cmd::Compare(_) | Cmd::Reproduce(_) | Cmd::Sweep(_) | Cmd::Diff(_)) {
+    if matches!(
+        cli.cmd,
+        Cmd::Run(_) | Cmd::Compare(_) | Cmd::Reproduce(_) | Cmd::Sweep(_) | Cmd::Diff(_) | Cmd::Align(_)
+    ) {
         let _ = ctrlc::set_handler(|| {
             if interrupt::request() {
                 std::process::exit(i32::from(EXIT_INTERRUPTED));
@@ -139,6 +144,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Cmd::Sweep(a) => sweep::run(a),
         Cmd::Merge(a) => sweep::merge(a),
         Cmd::Diff(a) => diff::run(a),
+        Cmd::Align(a) => align::run(a),
         Cmd::Faithfulness(a) => faithfulness::run(a),
         Cmd::Kernel(k) => kernel::run(k),
         Cmd::Bench(a) => bench::run(a),

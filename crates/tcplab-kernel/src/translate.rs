@@ -216,6 +216,7 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
         loss_probes: t.loss_probes,
         netem_timelines: t.timelines,
         hz: image.hz,
+        capture: None,
         out_dir: out_dir.to_string(),
     };
     Ok(Plan { job, cmdline: settings.cmdline })

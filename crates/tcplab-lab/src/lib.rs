@@ -17,6 +17,7 @@
 //! scenario with a packet tap), all created through [`outputs`] so that a
 //! failed command leaves no files.
 
+pub mod align;
 pub mod backend;
 pub mod batch;
 pub mod bench;

@@ -228,6 +228,7 @@ pub fn scenario(t: &Topology, out_dir: &str) -> Job {
         netem_timelines: vec![],
         // On the host: no tick alignment (the host's HZ is not the image's).
         hz: 0,
+        capture: None,
         out_dir: out_dir.into(),
     }
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand: its flags and what it does with them.
 
+pub(crate) mod align;
 pub(crate) mod bench;
 pub(crate) mod compare;
 pub(crate) mod diff;
