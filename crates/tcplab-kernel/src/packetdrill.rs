@@ -81,8 +81,9 @@ pub struct Edit {
 /// Linux 6.18 (`tcpi_received_ce` on), 6.12's is shorter, and every
 /// `%{ }%` block would fail on `assert(len >= sizeof(struct _tcp_info))`.
 /// The buffer is zeroed before `getsockopt` (`calloc`), so the fields the
-/// kernel does not have read as 0, as they would with a packetdrill of
-/// 6.12's time; the assertion keeps the fields 6.12 has.
+/// kernel does not have read as 0; the assertion keeps the fields every
+/// kernel since 2.6 has (up to `tcpi_total_retrans`), so era kernels'
+/// (3.12, ...) shorter `tcp_info` is read the same way.
 pub const EDITS: &[Edit] = &[
     Edit {
         file: "run.c",
@@ -102,7 +103,7 @@ pub const EDITS: &[Edit] = &[
     Edit {
         file: "code.c",
         find: "\tassert(len >= sizeof(struct _tcp_info));\n\n\twrite_symbols(code);\n\n\t/* Emit the recorded values of tcpi_foo values. */\n\temit_var(code, \"tcpi_state\",\t\tinfo->tcpi_state);\n\temit_var(code, \"tcpi_ca_state\"",
-        replace: "\t/* tcplab: an older kernel's shorter tcp_info; the rest is zero (calloc) */\n\tassert(len >= __builtin_offsetof(struct _tcp_info, tcpi_received_ce));\n\n\twrite_symbols(code);\n\n\t/* Emit the recorded values of tcpi_foo values. */\n\temit_var(code, \"tcpi_state\",\t\tinfo->tcpi_state);\n\temit_var(code, \"tcpi_ca_state\"",
+        replace: "\t/* tcplab: an older kernel's shorter tcp_info; the rest is zero (calloc) */\n\tassert(len >= __builtin_offsetof(struct _tcp_info, tcpi_pacing_rate));\n\n\twrite_symbols(code);\n\n\t/* Emit the recorded values of tcpi_foo values. */\n\temit_var(code, \"tcpi_state\",\t\tinfo->tcpi_state);\n\temit_var(code, \"tcpi_ca_state\"",
     },
 ];
 
