@@ -10,9 +10,10 @@
 //!
 //! `nstat` names a counter by the tag without its colon followed by the
 //! field: `TcpExtSyncookiesSent`, `TcpActiveOpens`, `IpExtInOctets`. The
-//! files are read through `/proc/thread-self/net/`, which shows the
+//! files are read through `/proc/self/task/<tid>/net/`, which shows the
 //! namespace of the reading thread (`/proc/net` is `/proc/self/net`, the
-//! main thread's).
+//! main thread's). `/proc/thread-self` would say the same, but it came in
+//! 3.17 (fs/proc/thread_self.c), and the 3.12 guest lacks it.
 
 use crate::netns;
 
@@ -60,11 +61,19 @@ fn split_tag(line: &str) -> Result<(&str, &str), String> {
     line.split_once(':').ok_or_else(|| format!("line without a group tag: {line:?}"))
 }
 
+/// The calling thread's `netstat` and `snmp` files.
+fn thread_net_files() -> [String; 2] {
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+    ["netstat", "snmp"].map(|f| format!("/proc/self/task/{tid}/net/{f}"))
+}
+
 /// Every wanted counter of namespace `ns`, netstat's first then snmp's.
 pub fn read(ns: &str) -> Result<Vec<(String, u64)>, String> {
     netns::run_in(Some(ns), || {
         let mut out = Vec::new();
-        for file in ["/proc/thread-self/net/netstat", "/proc/thread-self/net/snmp"] {
+        for file in thread_net_files() {
+            let file = file.as_str();
             let text = std::fs::read_to_string(file).map_err(|e| format!("namespace {ns}: read {file}: {e}"))?;
             parse(&text, &mut out).map_err(|e| format!("namespace {ns}: {file}: {e}"))?;
         }
@@ -132,10 +141,12 @@ UdpLite: 0
     fn reads_the_callers_own_files() {
         // The host's own counters parse (no namespace needed for this).
         let mut out = Vec::new();
-        for f in ["/proc/thread-self/net/netstat", "/proc/thread-self/net/snmp"] {
-            if let Ok(t) = std::fs::read_to_string(f) {
-                parse(&t, &mut out).unwrap();
-            }
+        let files = super::thread_net_files();
+        assert!(files[0].starts_with("/proc/self/task/") && files[0].ends_with("/net/netstat"));
+        for f in files {
+            let t = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{f}: {e}"));
+            parse(&t, &mut out).unwrap();
         }
+        assert!(out.iter().any(|(n, _)| n == "TcpActiveOpens"), "{out:?}");
     }
 }

@@ -6,7 +6,12 @@
 //! 1. **Source.** `debian:<series>` installs `linux-source-<series>` with
 //!    apt-get if it is missing and unpacks its tarball once into the
 //!    cache; a path names a kernel tree of the user's, which is never
-//!    written to.
+//!    written to, or a tarball (`.tar.xz`, `.tar.gz`, `.tar.bz2`),
+//!    unpacked once into the cache under its content hash. The top-level
+//!    Makefile's version picks the [`Series`]: an era kernel (3.12, 3.18,
+//!    4.17) gets its series' base patches (build fixes, virtual time)
+//!    before the switches, its own configuration quirks and the options
+//!    it has.
 //! 2. **Work tree.** The source is mirrored into a build tree of its own
 //!    (one per source, HZ, host and configuration), copying only files
 //!    whose size or modification time changed since the last build, so
@@ -27,6 +32,7 @@
 
 use crate::error::{KernelError, Result};
 use crate::image::{self, Fnv, Image, ImageMeta, PatchInfo};
+use crate::series::{self, Series};
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -89,7 +95,12 @@ pub enum Source {
     Debian { series: String },
     /// A kernel tree of the user's.
     Tree(PathBuf),
+    /// A kernel source tarball (kernel.org's, or `../shared/kernels`).
+    Tarball(PathBuf),
 }
+
+/// File names a source tarball may have.
+const TARBALL_EXTS: &[&str] = &[".tar.xz", ".tar.gz", ".tgz", ".tar.bz2", ".tar"];
 
 impl Source {
     /// Parses `debian:6.12` or a path.
@@ -102,9 +113,19 @@ impl Source {
             return Ok(Source::Debian { series: series.to_string() });
         }
         let p = PathBuf::from(s);
+        if p.is_file() {
+            if !TARBALL_EXTS.iter().any(|e| s.ends_with(e)) {
+                return Err(KernelError::new(format!(
+                    "--source {s}: a file, but not a tarball ({}): give a kernel tree or a tarball",
+                    TARBALL_EXTS.join(", ")
+                )));
+            }
+            let p = p.canonicalize().map_err(|e| KernelError::new(format!("--source {s}: {e}")))?;
+            return Ok(Source::Tarball(p));
+        }
         if !p.join("Makefile").is_file() || !p.join("arch").join("um").is_dir() {
             return Err(KernelError::new(format!(
-                "--source {s}: not a Linux source tree (no Makefile and arch/um there)"
+                "--source {s}: not a Linux source tree (no Makefile and arch/um there) nor a tarball"
             )));
         }
         let p = p.canonicalize().map_err(|e| KernelError::new(format!("--source {s}: {e}")))?;
@@ -112,12 +133,26 @@ impl Source {
     }
 }
 
+/// Which switch patches a build applies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Patches {
+    /// The series' own ([`Series::switch_patches`] under the project's
+    /// `kernel/` folder).
+    Series,
+    /// `*.patch` files of a directory, in name order.
+    Dir(PathBuf),
+    /// None.
+    None,
+}
+
 /// What to build.
 #[derive(Clone, Debug)]
 pub struct BuildOptions {
     pub source: Source,
-    /// Directory of `*.patch` files applied in name order (`None`: none).
-    pub patches: Option<PathBuf>,
+    /// The switch patches; an era series' base patches come first always.
+    pub patches: Patches,
+    /// The project's GPL-2.0 `kernel/` folder (`patches/`, `era/`).
+    pub kernel_dir: PathBuf,
     pub hz: u32,
     /// Parallel `make` jobs.
     pub jobs: usize,
@@ -153,14 +188,40 @@ pub fn build(opts: &BuildOptions, progress: &dyn BuildProgress) -> Result<Built>
 
     progress.phase("finding the kernel source");
     let (src_dir, src_label, identity) = resolve_source(&opts.source, &cache, progress)?;
-    let patches = read_patches(opts.patches.as_deref())?;
+    let series = tree_series(&src_dir)?;
+    let mut patches = match series.base_patches {
+        Some(rel) => {
+            let dir = opts.kernel_dir.join(rel);
+            if !dir.is_dir() {
+                return Err(KernelError::new(format!(
+                    "Linux {} needs its base patches (build fixes, virtual time) from {}, which is missing",
+                    series.name,
+                    dir.display()
+                )));
+            }
+            read_patches(Some(&dir), &format!("{rel}/"))?
+        }
+        None => Vec::new(),
+    };
+    let switch_dir = match &opts.patches {
+        Patches::Series => Some(opts.kernel_dir.join(series.switch_patches)),
+        Patches::Dir(d) => Some(d.clone()),
+        Patches::None => None,
+    };
+    patches.extend(read_patches(switch_dir.as_deref(), "")?);
+    let options = config_options(series);
 
     let mut key = Fnv::default();
     key.write(RECIPE_VERSION.as_bytes());
     key.write(identity.as_bytes());
     key.write(&opts.hz.to_le_bytes());
     key.write(&xsave.to_le_bytes());
-    key.write(CONFIG_OPTIONS.join(",").as_bytes());
+    key.write(options.join(",").as_bytes());
+    if series.is_era() {
+        // Mainline's key is as before the eras came, so its images stay.
+        key.write(series.name.as_bytes());
+        key.write(series.make_args.join(" ").as_bytes());
+    }
     for p in &patches {
         key.write(p.name.as_bytes());
         key.write(p.text.as_bytes());
@@ -182,23 +243,29 @@ pub fn build(opts: &BuildOptions, progress: &dyn BuildProgress) -> Result<Built>
     wkey.write(src_dir.to_string_lossy().as_bytes());
     wkey.write(&opts.hz.to_le_bytes());
     wkey.write(&xsave.to_le_bytes());
-    wkey.write(CONFIG_OPTIONS.join(",").as_bytes());
+    wkey.write(options.join(",").as_bytes());
+    if series.is_era() {
+        wkey.write(series.name.as_bytes());
+    }
     let work = cache.join("work").join(wkey.hex());
     fs::create_dir_all(&work).map_err(|e| io_err("create", &work, e))?;
 
     progress.phase("mirroring the source into the build tree");
-    let touched = edited_files(&patches);
+    let touched = edited_files(series, &patches);
     sync_tree(&src_dir, &work, &touched)?;
 
     progress.phase("applying the host's XSAVE size, HZ and the patches");
-    apply_edits(&src_dir, &work, &touched, &patches, xsave, opts.hz)?;
+    apply_edits(&src_dir, &work, &touched, &patches, xsave, opts.hz, series)?;
 
     progress.phase("configuring");
-    configure(&work)?;
+    configure(&work, series, &options)?;
 
     progress.phase("compiling");
-    make_linux(&work, opts.jobs.max(1), progress)?;
-    let release = make_output(&work, &["-s", "ARCH=um", "kernelrelease"])?;
+    make_linux(&work, opts.jobs.max(1), series, progress)?;
+    let mut args = vec!["-s", "ARCH=um"];
+    args.extend(series.make_args);
+    args.push("kernelrelease");
+    let release = make_output(&work, &args)?;
 
     progress.phase("storing the image");
     let meta = ImageMeta {
@@ -206,6 +273,7 @@ pub fn build(opts: &BuildOptions, progress: &dyn BuildProgress) -> Result<Built>
         name: opts.name.clone(),
         source: src_label,
         kernel_release: release.trim().to_string(),
+        series: Some(series.name.to_string()),
         hz: opts.hz,
         xsave_size: xsave,
         patches: patches.iter().map(|p| PatchInfo { name: p.name.clone(), hash: p.hash.clone() }).collect(),
@@ -216,6 +284,21 @@ pub fn build(opts: &BuildOptions, progress: &dyn BuildProgress) -> Result<Built>
     store_image(&work.join("linux"), &image_dir, &meta)?;
     let image = image::load(&image_dir)?;
     Ok(Built { image, compiled: true })
+}
+
+/// The options a series builds: [`CONFIG_OPTIONS`] but those it lacks.
+pub fn config_options(series: &Series) -> Vec<&'static str> {
+    CONFIG_OPTIONS.iter().copied().filter(|o| series.has_config(o)).collect()
+}
+
+/// The series of the tree at `dir`, from its top-level Makefile.
+fn tree_series(dir: &Path) -> Result<&'static Series> {
+    let mk = dir.join("Makefile");
+    let text = fs::read_to_string(&mk).map_err(|e| io_err("read", &mk, e))?;
+    let (v, p, _) = series::makefile_version(&text).ok_or_else(|| {
+        KernelError::new(format!("{}: no VERSION and PATCHLEVEL: not a Linux top-level Makefile", mk.display()))
+    })?;
+    Series::for_version(v, p).map_err(|e| KernelError::new(format!("{}: {}", dir.display(), e.message)))
 }
 
 /// The source directory, a label for people, and an identity string that
@@ -255,6 +338,39 @@ fn resolve_source(source: &Source, cache: &Path, progress: &dyn BuildProgress) -
                 return Err(KernelError::new(format!("{}: the tarball did not unpack to {pkg}/", tarball.display())));
             }
             Ok((tree, format!("debian:{series} ({version})"), format!("debian:{series}={version}")))
+        }
+        Source::Tarball(file) => {
+            progress.phase(&format!("reading {}", file.display()));
+            let bytes = fs::read(file).map_err(|e| io_err("read", file, e))?;
+            let mut h = Fnv::default();
+            h.write(&bytes);
+            let hash = h.hex();
+            drop(bytes);
+            let fname = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let dir = cache.join("src").join(format!("tarball-{}-{hash}", sanitize(&fname)));
+            let marker = dir.join(".unpacked");
+            if !marker.is_file() {
+                progress.phase(&format!("unpacking {}", file.display()));
+                let _ = fs::remove_dir_all(&dir);
+                fs::create_dir_all(&dir).map_err(|e| io_err("create", &dir, e))?;
+                run_checked(Command::new("tar").arg("-xf").arg(file).arg("-C").arg(&dir), "unpack the kernel tarball")?;
+                fs::write(&marker, &hash).map_err(|e| io_err("write", &marker, e))?;
+            }
+            // The tree is the one top-level directory with a Makefile and arch/um.
+            let trees: Vec<PathBuf> = fs::read_dir(&dir)
+                .map_err(|e| io_err("read", &dir, e))?
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join("Makefile").is_file() && p.join("arch").join("um").is_dir())
+                .collect();
+            match trees.as_slice() {
+                [tree] => Ok((tree.clone(), file.display().to_string(), format!("tarball:{fname}:{hash}"))),
+                _ => Err(KernelError::new(format!(
+                    "{}: expected one top-level kernel tree (a Makefile and arch/um) in the tarball, found {}",
+                    file.display(),
+                    trees.len()
+                ))),
+            }
         }
         Source::Tree(path) => {
             progress.phase(&format!("reading {}", path.display()));
@@ -320,7 +436,9 @@ struct Patch {
     switches: Vec<String>,
 }
 
-fn read_patches(dir: Option<&Path>) -> Result<Vec<Patch>> {
+/// The `*.patch` files of `dir` in name order, each named `prefix` + its
+/// file name.
+fn read_patches(dir: Option<&Path>, prefix: &str) -> Result<Vec<Patch>> {
     let Some(dir) = dir else { return Ok(Vec::new()) };
     let entries = fs::read_dir(dir).map_err(|e| KernelError::new(format!("--patches {}: {e}", dir.display())))?;
     let mut paths: Vec<PathBuf> =
@@ -335,7 +453,7 @@ fn read_patches(dir: Option<&Path>) -> Result<Vec<Patch>> {
         }
         let mut h = Fnv::default();
         h.write(text.as_bytes());
-        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = format!("{prefix}{}", p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
         out.push(Patch { name, hash: h.hex(), text, files, switches });
     }
     Ok(out)
@@ -378,10 +496,9 @@ fn parse_patch(text: &str) -> (Vec<String>, Vec<String>) {
 }
 
 const FP_FILE: &str = "arch/x86/um/user-offsets.c";
-const HZ_FILE: &str = "arch/um/Kconfig";
 
-fn edited_files(patches: &[Patch]) -> Vec<String> {
-    let mut v = vec![FP_FILE.to_string(), HZ_FILE.to_string()];
+fn edited_files(series: &Series, patches: &[Patch]) -> Vec<String> {
+    let mut v = vec![FP_FILE.to_string(), series.hz_file.to_string()];
     for p in patches {
         for f in &p.files {
             if !v.contains(f) {
@@ -475,7 +592,15 @@ fn sync_tree(src: &Path, work: &Path, skip: &[String]) -> Result<()> {
 /// Prepares every edited file from the pristine source in a staging
 /// directory (host XSAVE size, HZ, patches) and writes each into the work
 /// tree only if its content changed.
-fn apply_edits(src: &Path, work: &Path, files: &[String], patches: &[Patch], xsave: u32, hz: u32) -> Result<()> {
+fn apply_edits(
+    src: &Path,
+    work: &Path,
+    files: &[String],
+    patches: &[Patch],
+    xsave: u32,
+    hz: u32,
+    series: &Series,
+) -> Result<()> {
     let stage = work.join(".tcplab").join("stage");
     let _ = fs::remove_dir_all(&stage);
     for rel in files {
@@ -489,15 +614,16 @@ fn apply_edits(src: &Path, work: &Path, files: &[String], patches: &[Patch], xsa
         }
     }
     edit_file(&stage.join(FP_FILE), |text| {
-        // UML 6.12 has the literal; trees that size FP state at run time
-        // do not need the edit.
+        // UML 4.17 and 6.12 have the literal; 3.x saves FP state with
+        // PTRACE_GETFPREGS (`struct user_fpregs_struct`) and needs no edit.
         let old = "DEFINE_LONGS(HOST_FP_SIZE, 2696);";
         Ok(text.replace(old, &format!("DEFINE_LONGS(HOST_FP_SIZE, {xsave});")))
     })?;
-    edit_file(&stage.join(HZ_FILE), |text| {
+    let hz_file = series.hz_file;
+    edit_file(&stage.join(hz_file), |text| {
         let old = "config HZ\n\tint\n\tdefault 100\n";
         if !text.contains(old) {
-            return Err(format!("{HZ_FILE}: no `config HZ` with `default 100`: cannot set HZ in this tree"));
+            return Err(format!("{hz_file}: no `config HZ` with `default 100`: cannot set HZ in this tree"));
         }
         Ok(text.replace(old, &format!("config HZ\n\tint\n\tdefault {hz}\n")))
     })?;
@@ -545,25 +671,37 @@ fn edit_file(path: &Path, f: impl FnOnce(&str) -> std::result::Result<String, St
     fs::write(path, new).map_err(|e| io_err("write", path, e))
 }
 
-/// `defconfig` plus [`CONFIG_OPTIONS`], redone only when the recipe changed.
-fn configure(work: &Path) -> Result<()> {
-    let mut want = CONFIG_OPTIONS.join(",");
+/// `defconfig` plus the series' [`config_options`], redone only when the
+/// recipe changed.
+fn configure(work: &Path, series: &Series, options: &[&str]) -> Result<()> {
+    let mut want = options.join(",");
     want.push_str(&format!(";stack={KERNEL_STACK_ORDER};modules=off"));
+    if series.is_era() {
+        want.push_str(&format!(";make={};off={}", series.make_args.join(" "), series.disable_config.join(",")));
+    }
     let stamp = work.join(".tcplab").join("config");
     if work.join(".config").is_file() && fs::read_to_string(&stamp).ok().as_deref() == Some(want.as_str()) {
         return Ok(());
     }
-    run_checked(Command::new("make").args(["ARCH=um", "defconfig"]).current_dir(work), "make ARCH=um defconfig")?;
+    let make = |target: &str| {
+        let mut c = Command::new("make");
+        c.arg("ARCH=um").args(series.make_args).arg(target).current_dir(work);
+        c
+    };
+    run_checked(&mut make("defconfig"), "make ARCH=um defconfig")?;
     let mut cmd = Command::new("./scripts/config");
-    for o in CONFIG_OPTIONS {
+    for o in options {
         cmd.args(["-e", o]);
+    }
+    for o in series.disable_config {
+        cmd.args(["-d", o]);
     }
     cmd.args(["-d", "MODULES", "--set-val", "KERNEL_STACK_ORDER", &KERNEL_STACK_ORDER.to_string()]);
     run_checked(cmd.current_dir(work), "scripts/config")?;
-    run_checked(Command::new("make").args(["ARCH=um", "olddefconfig"]).current_dir(work), "make ARCH=um olddefconfig")?;
+    run_checked(&mut make("olddefconfig"), "make ARCH=um olddefconfig")?;
     let config = fs::read_to_string(work.join(".config")).map_err(|e| io_err("read", &work.join(".config"), e))?;
     let missing: Vec<&str> =
-        CONFIG_OPTIONS.iter().copied().filter(|o| !config.lines().any(|l| l == format!("CONFIG_{o}=y"))).collect();
+        options.iter().copied().filter(|o| !config.lines().any(|l| l == format!("CONFIG_{o}=y"))).collect();
     if !missing.is_empty() {
         return Err(KernelError::new(format!(
             "this tree's configuration dropped CONFIG_{} (unmet dependencies?)",
@@ -575,7 +713,7 @@ fn configure(work: &Path) -> Result<()> {
 
 /// `make ARCH=um -jN linux`, reporting progress from its output; the full
 /// log is kept in `.tcplab/build.log`.
-fn make_linux(work: &Path, jobs: usize, progress: &dyn BuildProgress) -> Result<()> {
+fn make_linux(work: &Path, jobs: usize, series: &Series, progress: &dyn BuildProgress) -> Result<()> {
     let log_path = work.join(".tcplab").join("build.log");
     let estimate_path = work.join(".tcplab").join("steps");
     // A fresh tree compiles about 1,900 files; an incremental build
@@ -587,7 +725,9 @@ fn make_linux(work: &Path, jobs: usize, progress: &dyn BuildProgress) -> Result<
         20
     };
     let mut child = Command::new("make")
-        .args(["ARCH=um", &format!("-j{jobs}"), "linux"])
+        .arg("ARCH=um")
+        .args(series.make_args)
+        .args([&format!("-j{jobs}"), "linux"])
         .current_dir(work)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -720,7 +860,7 @@ mod tests {
     #[test]
     fn the_projects_patches_declare_the_seed_switches() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernel/patches");
-        let patches = read_patches(Some(&dir)).unwrap();
+        let patches = read_patches(Some(&dir), "").unwrap();
         let switches: Vec<String> = patches.iter().flat_map(|p| p.switches.clone()).collect();
         for s in crate::switches::ALL {
             assert!(switches.iter().any(|x| x == s), "{s} missing from kernel/patches: {switches:?}");

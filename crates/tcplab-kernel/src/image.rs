@@ -32,6 +32,10 @@ pub struct ImageMeta {
     pub source: String,
     /// `make kernelrelease`, e.g. `6.12.117`.
     pub kernel_release: String,
+    /// The [`crate::series::Series`] it was built as (`3.18`, `mainline`);
+    /// absent in images built before the eras, which are mainline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<String>,
     pub hz: u32,
     /// The host XSAVE size the image was built for (see `host.rs`).
     pub xsave_size: u32,
@@ -69,6 +73,16 @@ impl Image {
     /// Whether the image has run-time switch `param` (`tcp_input.ack_on_cwr`).
     pub fn has_switch(&self, param: &str) -> bool {
         self.meta.switches.iter().any(|s| s == param)
+    }
+
+    /// The image's series: as recorded, else from its release.
+    pub fn series(&self) -> Result<&'static crate::series::Series> {
+        match &self.meta.series {
+            Some(name) => crate::series::SERIES.iter().find(|s| s.name == name).ok_or_else(|| {
+                KernelError::new(format!("kernel image {}: unknown series {name:?} in image.json", self.meta.key))
+            }),
+            None => crate::series::Series::for_release(&self.meta.kernel_release),
+        }
     }
 }
 
@@ -232,6 +246,7 @@ mod tests {
             name: None,
             source: "debian:6.12".into(),
             kernel_release: "6.12.117".into(),
+            series: None,
             hz,
             xsave_size: xsave,
             patches: vec![],

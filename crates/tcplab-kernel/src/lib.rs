@@ -17,6 +17,8 @@
 //! - [`host`]: the host facts an image depends on.
 //! - [`packetdrill`]: Linux's own packetdrill run in guests against the
 //!   image (`tcplab packetdrill --backend linux`).
+//! - [`series`]: what each kernel series (3.12, 3.18, 4.17, mainline)
+//!   builds and can do, read by the build and the translation.
 
 pub mod build;
 pub mod collect;
@@ -26,6 +28,7 @@ pub mod host;
 pub mod image;
 pub mod knobs;
 pub mod packetdrill;
+pub mod series;
 pub mod switches;
 pub mod timeline;
 pub mod translate;
@@ -67,7 +70,9 @@ impl KernelBackend {
 
     /// Translates without running: the set-up a run would perform.
     pub fn plan(&self, cfg: &SimConfig, knobs: &[FlowKnobs]) -> Result<translate::Plan> {
-        let facts = translate::ImageFacts { hz: self.guest.image.meta.hz, switches: &self.guest.image.meta.switches };
+        let meta = &self.guest.image.meta;
+        let series = self.guest.image.series()?;
+        let facts = translate::ImageFacts { hz: meta.hz, switches: &meta.switches, series };
         translate::translate(cfg, knobs, facts, "")
     }
 

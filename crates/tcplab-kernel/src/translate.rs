@@ -67,9 +67,21 @@
 //! global and go on the kernel command line: a value one flow end sets
 //! holds for every socket in the guest (two different values are an
 //! error).
+//!
+//! **Series** ([`crate::series`]): what differs between kernel series
+//! comes from its table, read here and nowhere else: the congestion
+//! controls built in, `matchall` or `u32` filters, which sysctls are per
+//! namespace (3.x: only `tcp_ecn`, the rest are global) and which exist,
+//! the module parameters, sch_fq's pacing and options. On an era kernel
+//! (3.12, 3.18, 4.17) a knob the kernel has no switch for must have the
+//! value of the era's preset (`v3.18`, ...), which is what that kernel
+//! does; anything else is refused, naming the field and the era. Every
+//! switch an era image has is set on its command line, since their
+//! defaults are the era's.
 
 use crate::error::{KernelError, Result};
 use crate::knobs::{self, convert, KnobSetting, Target};
+use crate::series::Series;
 use crate::switches;
 use crate::timeline::{self, OnOff};
 use std::collections::BTreeMap;
@@ -93,6 +105,8 @@ pub struct ImageFacts<'a> {
     pub hz: u32,
     /// Run-time switches the image has ([`crate::switches`]).
     pub switches: &'a [String],
+    /// The image's kernel series and what it can do.
+    pub series: &'static Series,
 }
 
 /// A translated scenario.
@@ -134,6 +148,7 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
     }
     let mut t = Translator {
         cfg,
+        series: image.series,
         steps: Vec::new(),
         probes: Vec::new(),
         loss_probes: Vec::new(),
@@ -142,9 +157,15 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
     };
 
     // The model's algorithms, the only ones a scenario can name (bbr
-    // among them; the image builds CONFIG_TCP_CONG_BBR).
-    let allowed = CcConfig::NAMES.join(" ");
-    t.sysctl(None, "net.ipv4.tcp_allowed_congestion_control", &allowed, "congestion controls");
+    // among them; the image builds CONFIG_TCP_CONG_BBR), as far as the
+    // series has them.
+    let series = image.series;
+    let allowed: Vec<&str> = CcConfig::NAMES.iter().copied().filter(|c| series.has_cc(c)).collect();
+    t.sysctl(None, "net.ipv4.tcp_allowed_congestion_control", &allowed.join(" "), "congestion controls");
+    // Sysctls that are global in this series: one value for the guest.
+    for (key, value) in settings.sysctls.get(&GLOBAL).into_iter().flatten() {
+        t.sysctl(None, key, &value.0, &value.1);
+    }
     for (i, node) in cfg.nodes.iter().enumerate() {
         let ns = node_ns(&node.name);
         let what = format!("node {}", node.name);
@@ -169,6 +190,16 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
     for (i, f) in cfg.flows.iter().enumerate() {
         let cc = f.tcp.congestion_control.name();
         let rcc = f.tcp_receiver.congestion_control.name();
+        if !series.has_cc(cc) {
+            return Err(KernelError::field(
+                format!("flow[{i}].tcp.congestion_control"),
+                format!(
+                    "{cc}: {} has no such congestion control (it has {})",
+                    series.title(),
+                    series.congestion_controls.join(", ")
+                ),
+            ));
+        }
         if cc != rcc {
             return Err(KernelError::field(
                 format!("flow[{i}]"),
@@ -254,6 +285,20 @@ fn fq_pacing_switch(cfg: &SimConfig, image: ImageFacts) -> Result<Option<String>
             Some(_) => {}
         }
     }
+    if let (Some(native), Some((i, pacing))) = (image.series.fq_pacing, first) {
+        // An era's fq paces one way, with no switch.
+        if pacing_name(pacing) != native {
+            return Err(KernelError::field(
+                format!("node[{i}].qdisc.pacing"),
+                format!(
+                    "pacing = \"{}\": {}'s sch_fq paces \"{native}\" only (EDT came in 4.20)",
+                    pacing_name(pacing),
+                    image.series.title()
+                ),
+            ));
+        }
+        return Ok(None);
+    }
     match first {
         Some((i, FqPacing::Credit)) => {
             if !image.switches.iter().any(|s| s == switches::EDT) {
@@ -264,6 +309,32 @@ fn fq_pacing_switch(cfg: &SimConfig, image: ImageFacts) -> Result<Option<String>
         }
         _ => Ok(None),
     }
+}
+
+/// What an era kernel does with each knob: its preset's values, rendered
+/// as the lab renders a scenario's (`tcp_reordering`, `cubic.beta`) for
+/// the flow's congestion control; `None` on mainline, where knobs are
+/// compared with their `linux-current` defaults instead.
+pub fn era_reference(series: &Series, cc: &str) -> Option<BTreeMap<String, String>> {
+    use tcplab_core::knobs as reg;
+    if !series.is_era() {
+        return None;
+    }
+    let mut c = tcplab_core::TcpConfig::preset(series.preset)?;
+    if let Some(named) = c.congestion_control_named(cc) {
+        c.congestion_control = named;
+    }
+    let mut out = BTreeMap::new();
+    for k in reg::TCP {
+        out.insert(k.name.to_string(), k.get(&c));
+    }
+    match &c.congestion_control {
+        CcConfig::Cubic(p) => reg::CUBIC.iter().for_each(|k| drop(out.insert(format!("cubic.{}", k.name), k.get(p)))),
+        CcConfig::Dctcp(p) => reg::DCTCP.iter().for_each(|k| drop(out.insert(format!("dctcp.{}", k.name), k.get(p)))),
+        CcConfig::Reno(p) => reg::RENO.iter().for_each(|k| drop(out.insert(format!("reno.{}", k.name), k.get(p)))),
+        CcConfig::Bbr(p) => reg::BBR.iter().for_each(|k| drop(out.insert(format!("bbr.{}", k.name), k.get(p)))),
+    }
+    Some(out)
 }
 
 /// `what` asks for a run-time switch of tcplab's kernel patches that the
@@ -338,8 +409,12 @@ fn mac(l: usize, end: u8) -> String {
 
 /// Sysctls per host, module parameters, MTU and per-route initcwnd,
 /// checked for conflicts between the flow ends that share them.
+/// The [`Settings::sysctls`] key of the sysctls that are global in the
+/// image's series (3.x's TCP sysctls).
+const GLOBAL: usize = usize::MAX;
+
 struct Settings {
-    /// host node → sysctl key → (value, which knob set it).
+    /// host node (or [`GLOBAL`]) → sysctl key → (value, which knob set it).
     sysctls: BTreeMap<usize, BTreeMap<&'static str, (String, String)>>,
     /// (host, peer host) → initcwnd.
     initcwnd: BTreeMap<(usize, usize), String>,
@@ -353,7 +428,11 @@ impl Settings {
         let mut params: BTreeMap<&'static str, (String, String, String)> = BTreeMap::new();
         let mut initcwnd: BTreeMap<(usize, usize), (String, String)> = BTreeMap::new();
         let mut mtu: Option<(String, String)> = None;
+        let series = image.series;
+        // Switch parameters, set explicitly on an era image.
+        let mut switch_params: Vec<&'static str> = Vec::new();
         for (i, (f, k)) in cfg.flows.iter().zip(knobs).enumerate() {
+            let era = era_reference(series, f.tcp.congestion_control.name());
             for (end, host, peer, list) in
                 [("tcp", f.from, f.to, &k.sender), ("tcp_receiver", f.to, f.from, &k.receiver)]
             {
@@ -368,6 +447,10 @@ impl Settings {
                             path,
                             format!("knob {} = {} is not translated for the kernel backend", s.name, s.value),
                         ));
+                    };
+                    let conv = match (conv, series.switch_names(&s.name)) {
+                        (knobs::Conv::Names(_), Some(names)) => knobs::Conv::Names(names),
+                        (c, _) => c,
                     };
                     let value = || {
                         convert(conv, &s.value).ok_or_else(|| {
@@ -386,8 +469,39 @@ impl Settings {
                             )
                         })
                     };
+                    // What the era kernel does with this knob (its
+                    // preset's value); `None` on mainline.
+                    let era_value = era.as_ref().map(|m| m.get(&s.name).cloned().unwrap_or_default());
+                    let refuse_era = |why: &str| -> Result<()> {
+                        match &era_value {
+                            Some(v) if *v != s.value => Err(KernelError::field(
+                                &path,
+                                format!(
+                                    "{} = {}: {} {why}; it behaves as {} = {v} (preset \"{}\"). Run this on the model \
+                                     backend, or use --set tcp.preset={} (and tcp_receiver.preset)",
+                                    s.name,
+                                    s.value,
+                                    series.title(),
+                                    s.name,
+                                    series.preset,
+                                    series.preset
+                                ),
+                            )),
+                            _ => Ok(()),
+                        }
+                    };
                     match target {
                         Target::Label | Target::Inherent => {}
+                        Target::ModelOnly if era_value.is_some() => refuse_era("has no switch for this mechanism")?,
+                        Target::Switch(p) if era_value.is_some() && !image.switches.iter().any(|x| x == p) => {
+                            refuse_era("has no switch for this mechanism")?
+                        }
+                        Target::Param(p) if series.lacks_params.contains(&p) => {
+                            refuse_era(&format!("has no module parameter {p}"))?
+                        }
+                        Target::Sysctl(key) if series.lacks_sysctls.contains(&key) => {
+                            refuse_era(&format!("has no sysctl {key}"))?
+                        }
                         Target::ModelOnly => {
                             if !s.is_default() {
                                 let from = match &preset {
@@ -406,14 +520,26 @@ impl Settings {
                         }
                         Target::Sysctl(key) => {
                             let v = value()?;
-                            let host_map = sysctls.entry(host).or_default();
+                            let per_ns = series.sysctl_per_netns(key);
+                            let host_map = sysctls.entry(if per_ns { host } else { GLOBAL }).or_default();
                             match host_map.get(key) {
-                                Some((old, by)) if *old != v => {
+                                Some((old, by)) if *old != v && per_ns => {
                                     return Err(KernelError::field(
                                         path,
                                         format!(
                                             "{} = {} conflicts with {by} on host {}: the kernel sets {key} per host (network namespace)",
                                             s.name, s.value, cfg.nodes[host].name
+                                        ),
+                                    ))
+                                }
+                                Some((old, by)) if *old != v => {
+                                    return Err(KernelError::field(
+                                        path,
+                                        format!(
+                                            "{} = {} conflicts with {by}: {} has one {key} for the whole guest (not per network namespace)",
+                                            s.name,
+                                            s.value,
+                                            series.title()
                                         ),
                                     ))
                                 }
@@ -428,6 +554,9 @@ impl Settings {
                             if let Target::Switch(_) = target {
                                 if !s.is_default() && !image.switches.iter().any(|x| x == p) {
                                     return Err(needs_switch(path, &format!("{} = {}", s.name, s.value), p));
+                                }
+                                if series.switch_defaults_are_era && !switch_params.contains(&p) {
+                                    switch_params.push(p);
                                 }
                             }
                             // A module parameter holds for every socket in the
@@ -508,9 +637,10 @@ impl Settings {
                 }
             }
         }
+        // A switch of an era image is always set: its default is the era's.
         let cmdline = params
             .into_iter()
-            .filter(|(_, (v, default, _))| v != default)
+            .filter(|(p, (v, default, _))| v != default || switch_params.contains(p))
             .map(|(p, (v, _, _))| format!("{p}={v}"))
             .collect();
         let mtu = match mtu {
@@ -524,6 +654,7 @@ impl Settings {
 
 struct Translator<'a> {
     cfg: &'a SimConfig,
+    series: &'static Series,
     steps: Vec<Step>,
     probes: Vec<LinkProbe>,
     loss_probes: Vec<LinkProbe>,
@@ -537,6 +668,16 @@ impl Translator<'_> {
             what: what.to_string(),
             action: Action::Exec { argv: argv.iter().map(|s| s.to_string()).collect() },
         });
+    }
+
+    /// A filter that matches every packet: `matchall` (4.8), or on an
+    /// older series `u32 match u32 0 0` (cls_u32: a zero mask matches all).
+    fn match_all(&self) -> Vec<&'static str> {
+        if self.series.matchall {
+            vec!["matchall"]
+        } else {
+            vec!["u32", "match", "u32", "0", "0"]
+        }
     }
 
     fn sysctl(&mut self, ns: Option<&str>, key: &str, value: &str, what: &str) {
@@ -573,13 +714,10 @@ impl Translator<'_> {
             devices.push((w.clone(), "to-b".into()));
             for (from, to) in [("to-a", "to-b"), ("to-b", "to-a")] {
                 self.exec(&what, &["tc", "-n", &w, "qdisc", "add", "dev", from, "ingress"]);
-                self.exec(
-                    &what,
-                    &[
-                        "tc", "-n", &w, "filter", "add", "dev", from, "ingress", "matchall", "action", "mirred",
-                        "egress", "redirect", "dev", to,
-                    ],
-                );
+                let mut argv = vec!["tc", "-n", &w, "filter", "add", "dev", from, "ingress"];
+                argv.extend(self.match_all());
+                argv.extend(["action", "mirred", "egress", "redirect", "dev", to]);
+                self.exec(&what, &argv);
             }
         } else {
             self.veth(&what, (&dev, &ns_a, &mac(l, 0)), (&dev, &ns_b, &mac(l, 1)));
@@ -717,14 +855,11 @@ impl Translator<'_> {
             // lifts act_police's default size limit (2040 bytes, from
             // iproute2's rate table) above any packet of the scenario.
             let (rate, burst) = (format!("{}bit", counted(p.rate_bps)), counted(p.burst_bytes).to_string());
-            self.exec(
-                &format!("{what} police"),
-                &[
-                    "tc", "-n", &ns, "filter", "add", "dev", &dev, "parent", "1:", "protocol", "all", "prio", "1",
-                    "matchall", "classid", "1:1", "action", "police", "rate", &rate, "burst", &burst, "mtu", "65535",
-                    "drop",
-                ],
-            );
+            let mut argv =
+                vec!["tc", "-n", &ns, "filter", "add", "dev", &dev, "parent", "1:", "protocol", "all", "prio", "1"];
+            argv.extend(self.match_all());
+            argv.extend(["classid", "1:1", "action", "police", "rate", &rate, "burst", &burst, "mtu", "65535", "drop"]);
+            self.exec(&format!("{what} police"), &argv);
         }
         self.probes.push(LinkProbe {
             id: id.clone(),

@@ -80,7 +80,12 @@ const ALL_SWITCHES: &[&str] = tcplab_kernel::switches::ALL;
 
 fn plan_with(cfg: &SimConfig, k: Vec<FlowKnobs>, switches: &[&str]) -> Result<Plan, KernelError> {
     let switches: Vec<String> = switches.iter().map(|s| s.to_string()).collect();
-    translate(cfg, &k, ImageFacts { hz: 250, switches: &switches }, "/out")
+    translate(
+        cfg,
+        &k,
+        ImageFacts { hz: 250, switches: &switches, series: tcplab_kernel::series::Series::mainline() },
+        "/out",
+    )
 }
 
 fn plan(cfg: &SimConfig) -> Vec<String> {

@@ -32,11 +32,14 @@ pub(crate) enum KernelCmd {
 #[derive(Args, Debug)]
 pub(crate) struct KernelBuildArgs {
     /// debian:SERIES (Debian's linux-source-SERIES package, installed with apt-get if
-    /// missing) or the path of a kernel source tree (it is copied, never written to).
+    /// missing), the path of a kernel source tree (it is copied, never written to) or
+    /// of a source tarball (.tar.xz, .tar.gz, .tar.bz2; unpacked once into the cache).
+    /// Linux 3.12, 3.18 and 4.17 build as era images with their base patches.
     #[arg(long, value_name = "debian:6.12|PATH", default_value = "debian:6.12")]
     source: String,
     /// Directory of *.patch files applied in name order, or `none`. Default: tcplab's
-    /// own run-time switches (kernel/patches, GPL-2.0).
+    /// own run-time switches for the tree's series (kernel/patches, or
+    /// kernel/era/SERIES/switches; GPL-2.0). An era's base patches apply always.
     #[arg(long, value_name = "DIR|none")]
     patches: Option<String>,
     /// The kernel's HZ (100, 250, 300 or 1000); scenarios must use the same `hz`.
@@ -74,23 +77,27 @@ pub(crate) fn run(k: KernelCmd) -> Result<ExitCode, Error> {
     match k {
         KernelCmd::Build(a) => {
             let source = build::Source::parse(&a.source).map_err(|e| kerr("--source", e))?;
+            let kernel_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernel");
             let patches = match a.patches.as_deref() {
-                Some("none") => None,
-                Some(dir) => Some(PathBuf::from(dir)),
+                Some("none") => build::Patches::None,
+                Some(dir) => build::Patches::Dir(PathBuf::from(dir)),
                 None => {
-                    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernel/patches");
-                    if !dir.is_dir() {
+                    if !kernel_dir.is_dir() {
                         return Err(Error::at(
                             "--patches",
-                            format!("tcplab's patches are not at {}: give --patches DIR (or none)", dir.display()),
+                            format!(
+                                "tcplab's kernel patches are not at {}: give --patches DIR (or none)",
+                                kernel_dir.display()
+                            ),
                         ));
                     }
-                    Some(dir)
+                    build::Patches::Series
                 }
             };
             let opts = build::BuildOptions {
                 source,
                 patches,
+                kernel_dir,
                 hz: a.hz,
                 jobs: a.jobs.unwrap_or_else(batch::default_jobs),
                 name: a.name.clone(),
@@ -105,9 +112,10 @@ pub(crate) fn run(k: KernelCmd) -> Result<ExitCode, Error> {
             let how =
                 if built.compiled { format!("built in {:.0} s", m.build_seconds) } else { "already cached".into() };
             emit(&format!(
-                "kernel image {} ({how}): Linux {} from {}, HZ {}, {} patch(es)\n  {}\n",
+                "kernel image {} ({how}): Linux {} (series {}) from {}, HZ {}, {} patch(es)\n  {}\n",
                 m.key,
                 m.kernel_release,
+                m.series.as_deref().unwrap_or("mainline"),
                 m.source,
                 m.hz,
                 m.patches.len(),
@@ -126,17 +134,19 @@ pub(crate) fn run(k: KernelCmd) -> Result<ExitCode, Error> {
             }
             let host = tcplab_kernel::host::xsave_size();
             let mut s = format!(
-                "{:<16} {:<12} {:<10} {:>4} {:>7}  {:<8} source\n",
-                "key", "name", "release", "HZ", "patches", "host"
+                "{:<16} {:<12} {:<10} {:<8} {:>4} {:>7}  {:<8} source\n",
+                "key", "name", "release", "series", "HZ", "patches", "host"
             );
             for i in &all {
                 let m = &i.meta;
                 let fits = if Some(m.xsave_size) == host { "this" } else { "other" };
+                let series = i.series().map_or("?", |s| s.name);
                 s.push_str(&format!(
-                    "{:<16} {:<12} {:<10} {:>4} {:>7}  {:<8} {}\n",
+                    "{:<16} {:<12} {:<10} {:<8} {:>4} {:>7}  {:<8} {}\n",
                     m.key,
                     m.name.as_deref().unwrap_or("-"),
                     m.kernel_release,
+                    series,
                     m.hz,
                     m.patches.len(),
                     fits,
