@@ -2,7 +2,7 @@
 //! the driver's own tests can use a scripted stand-in; [`tcplab_core::Connection`]
 //! is the real implementation.
 
-use tcplab_core::connection::Shutdown;
+use tcplab_core::connection::{MsgFlags, Shutdown};
 use tcplab_core::wire::{SegmentRepr, SeqNum};
 use tcplab_core::{Connection, Instant, TcpConfig, TcpError, TcpInfo, TcpState};
 
@@ -33,6 +33,16 @@ pub trait Endpoint {
     fn write_eor(&mut self, bytes: u64) -> u64 {
         self.write(bytes)
     }
+    /// `sendmsg(..., flags)` (`MSG_EOR`, `MSG_MORE`).
+    fn send_msg(&mut self, bytes: u64, flags: MsgFlags) -> u64 {
+        if flags.eor {
+            self.write_eor(bytes)
+        } else {
+            self.write(bytes)
+        }
+    }
+    /// `setsockopt(TCP_CORK)`.
+    fn set_cork(&mut self, _on: bool) {}
     /// `shutdown(SHUT_RD)`.
     fn shutdown_read(&mut self) {}
     /// `shutdown(2)`.
@@ -119,6 +129,12 @@ impl Endpoint for Connection {
     }
     fn write_eor(&mut self, bytes: u64) -> u64 {
         Connection::write_eor(self, bytes)
+    }
+    fn send_msg(&mut self, bytes: u64, flags: MsgFlags) -> u64 {
+        Connection::send_msg(self, bytes, flags)
+    }
+    fn set_cork(&mut self, on: bool) {
+        Connection::set_cork(self, on)
     }
     fn set_user_timeout(&mut self, ms: u32) {
         Connection::set_user_timeout(self, ms)

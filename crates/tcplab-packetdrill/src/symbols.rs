@@ -9,6 +9,8 @@ use crate::ast::Expr;
 
 /// `MSG_EOR` (include/linux/socket.h): end of record, as `send` flags.
 pub const MSG_EOR: i64 = 0x80;
+/// `MSG_MORE` (include/linux/socket.h): more data follows (cork this call).
+pub const MSG_MORE: i64 = 0x8000;
 /// `O_NONBLOCK` (include/uapi/asm-generic/fcntl.h, x86-64).
 pub const O_NONBLOCK: i64 = 0x800;
 /// `O_RDWR` (include/uapi/asm-generic/fcntl.h).
@@ -33,6 +35,8 @@ pub fn symbol(w: &str) -> Option<i64> {
         "SO_RCVBUF" => 8,
         "SO_KEEPALIVE" => 9,
         "TCP_NODELAY" => 1,
+        "TCP_MAXSEG" => 2,
+        "TCP_CORK" => 3,
         "TCP_INFO" => 11,
         "TCP_CONGESTION" => 13,
         "TCP_USER_TIMEOUT" => 18,
@@ -49,6 +53,7 @@ pub fn symbol(w: &str) -> Option<i64> {
         "O_RDWR" => O_RDWR,
         "O_NONBLOCK" => O_NONBLOCK,
         "MSG_EOR" => MSG_EOR,
+        "MSG_MORE" => MSG_MORE,
         "MSG_DONTWAIT" => 0x40,
         "SHUT_RD" => 0,
         "SHUT_WR" => 1,

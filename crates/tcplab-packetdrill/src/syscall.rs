@@ -8,7 +8,7 @@
 //! [`driver`]: crate::driver
 
 use crate::ast::{Expr, SyscallSpec};
-use crate::symbols::{eval_int, MSG_EOR};
+use crate::symbols::{eval_int, MSG_EOR, MSG_MORE};
 use std::fmt;
 
 /// An integer argument. Decoding evaluates it, but a missing or
@@ -47,6 +47,7 @@ pub enum SockOpt {
     SoSndbuf,
     SoRcvbuf,
     TcpNodelay,
+    TcpCork,
     TcpCongestion,
     TcpUserTimeout,
     IpTos,
@@ -64,6 +65,7 @@ impl SockOpt {
             "SO_SNDBUF" => SockOpt::SoSndbuf,
             "SO_RCVBUF" => SockOpt::SoRcvbuf,
             "TCP_NODELAY" => SockOpt::TcpNodelay,
+            "TCP_CORK" => SockOpt::TcpCork,
             "TCP_CONGESTION" => SockOpt::TcpCongestion,
             "TCP_USER_TIMEOUT" => SockOpt::TcpUserTimeout,
             "IP_TOS" => SockOpt::IpTos,
@@ -79,6 +81,7 @@ impl SockOpt {
             SockOpt::SoSndbuf => "SO_SNDBUF",
             SockOpt::SoRcvbuf => "SO_RCVBUF",
             SockOpt::TcpNodelay => "TCP_NODELAY",
+            SockOpt::TcpCork => "TCP_CORK",
             SockOpt::TcpCongestion => "TCP_CONGESTION",
             SockOpt::TcpUserTimeout => "TCP_USER_TIMEOUT",
             SockOpt::IpTos => "IP_TOS",
@@ -107,10 +110,11 @@ pub enum Syscall {
     Listen,
     Accept,
     Connect,
-    /// `write(fd, buf, len)` and `send(fd, buf, len, flags)`; `flags` is
-    /// 0 for write.
+    /// `write(fd, buf, len)`, `send(fd, buf, len, flags)` and
+    /// `sendmsg(fd, msghdr, flags)` (`len`: the iovec lengths' sum);
+    /// `flags` is 0 for write. `name` as the script writes it.
     Write {
-        send: bool,
+        name: &'static str,
         len: IntArg,
         flags: i64,
     },
@@ -143,6 +147,33 @@ pub enum Syscall {
     },
 }
 
+/// The byte count of a `struct msghdr` argument: the sum of the lengths
+/// in `msg_iov(N)=[{..., len}, ...]` (the last member of each iovec).
+fn iov_len(msg: Option<&Expr>) -> IntArg {
+    let Some(Expr::Braced(fields)) = msg else {
+        return Err(ArgError::NotInt(msg.map(|e| e.to_string()).unwrap_or_default()));
+    };
+    let iov = fields.iter().find_map(|f| match f {
+        Expr::AssignLen { name, value, .. } if name == "msg_iov" => Some(value.as_ref()),
+        _ => None,
+    });
+    let Some(Expr::List(vecs)) = iov else {
+        return Err(ArgError::NotInt(format!(
+            "msghdr without msg_iov: {}",
+            msg.map(|e| e.to_string()).unwrap_or_default()
+        )));
+    };
+    let mut total = 0i64;
+    for v in vecs {
+        let len = match v {
+            Expr::Braced(m) => m.last().and_then(eval_int),
+            _ => None,
+        };
+        total = total.saturating_add(len.ok_or_else(|| ArgError::NotInt(format!("iovec {v}")))?);
+    }
+    Ok(total)
+}
+
 /// The socket as the plan follows it through the script, call by call.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PlannedSocket {
@@ -172,10 +203,17 @@ impl Syscall {
             "listen" => Syscall::Listen,
             "accept" => Syscall::Accept,
             "connect" => Syscall::Connect,
-            "write" => Syscall::Write { send: false, len: int_arg(s, 2), flags: 0 },
-            "send" => {
-                Syscall::Write { send: true, len: int_arg(s, 2), flags: s.args.get(3).and_then(eval_int).unwrap_or(0) }
-            }
+            "write" => Syscall::Write { name: "write", len: int_arg(s, 2), flags: 0 },
+            "send" => Syscall::Write {
+                name: "send",
+                len: int_arg(s, 2),
+                flags: s.args.get(3).and_then(eval_int).unwrap_or(0),
+            },
+            "sendmsg" => Syscall::Write {
+                name: "sendmsg",
+                len: iov_len(s.args.get(1)),
+                flags: s.args.get(2).and_then(eval_int).unwrap_or(0),
+            },
             "read" => Syscall::Read { recv: false, len: int_arg(s, 2) },
             "recv" => Syscall::Read { recv: true, len: int_arg(s, 2) },
             "close" => Syscall::Close,
@@ -204,8 +242,7 @@ impl Syscall {
             Syscall::Listen => "listen",
             Syscall::Accept => "accept",
             Syscall::Connect => "connect",
-            Syscall::Write { send: false, .. } => "write",
-            Syscall::Write { send: true, .. } => "send",
+            Syscall::Write { name, .. } => name,
             Syscall::Read { recv: false, .. } => "read",
             Syscall::Read { recv: true, .. } => "recv",
             Syscall::Close => "close",
@@ -222,10 +259,10 @@ impl Syscall {
     pub fn check(&self, line: u32, sock: &mut PlannedSocket) -> Result<(), String> {
         let to_u32 = |v: Option<i64>| v.map(|v| v.clamp(0, u32::MAX as i64) as u32);
         match self {
-            Syscall::Write { send, flags, .. } => {
+            Syscall::Write { name, flags, .. } => {
                 sock.written = true;
-                if *send && flags & !MSG_EOR != 0 {
-                    return Err(format!("line {line}: send() flags {flags:#x} are not modelled"));
+                if flags & !(MSG_EOR | MSG_MORE) != 0 {
+                    return Err(format!("line {line}: {name}() flags {flags:#x} are not modelled"));
                 }
             }
             Syscall::Connect => sock.connection_started = true,
@@ -236,7 +273,7 @@ impl Syscall {
                         return Err(format!("line {line}: IP_TOS with ECN bits set is not modelled"));
                     }
                 }
-                SockOpt::TcpNodelay | SockOpt::TcpUserTimeout => {}
+                SockOpt::TcpNodelay | SockOpt::TcpCork | SockOpt::TcpUserTimeout => {}
                 SockOpt::SoSndbuf => {
                     if sock.written {
                         return Err(format!(

@@ -42,6 +42,8 @@ const PASS_LIST: &[&str] = &[
     "tcp/gro/gro-mss-option.pkt",
     "tcp/limited_transmit/limited-transmit-sack.pkt",
     "tcp/nagle/https_client.pkt",
+    "tcp/nagle/sendmsg_msg_more.pkt",
+    "tcp/nagle/sockopt_cork_nodelay.pkt",
     "tcp/sack/sack-route-refresh-ip-tos.pkt",
     "tcp/sack/sack-shift-sacked-2-6-8-3-9-nofack.pkt",
     "tcp/shutdown/shutdown-rd-close.pkt",

@@ -47,6 +47,7 @@
 //!   queue, SACK generation); `timer::TimerTable`: the deadlines.
 
 mod ca;
+mod cork;
 mod era_v3;
 mod inline_deque;
 mod input;
@@ -62,6 +63,7 @@ mod skb;
 mod timer;
 mod undo;
 
+pub use cork::MsgFlags;
 pub use shutdown::Shutdown;
 
 use crate::cc::{CaCtx, CaEvent, CaState, CcInfo, TCP_INFINITE_SSTHRESH};
@@ -303,8 +305,9 @@ pub struct Connection {
     /// The destination's metrics to start from (`tcp_init_metrics`).
     /// Boxed: most connections start without any (16 bytes less each).
     cached_metrics: Option<Box<TcpMetrics>>,
-    /// `TCP_NODELAY`: no Nagle.
-    nodelay: bool,
+    /// `tp->nonagle`: `TCP_NAGLE_OFF` (`TCP_NODELAY`), `TCP_NAGLE_CORK`
+    /// (`TCP_CORK`), `TCP_NAGLE_PUSH` (cork.rs).
+    nonagle: u8,
     /// End of the last sub-MSS segment sent (`snd_sml`, Minshall's Nagle).
     snd_sml: SeqNum,
     /// The application found the send buffer full (`SOCK_NOSPACE`).
@@ -407,7 +410,7 @@ impl Connection {
             bytes_acked: 0,
             data_segs_out: 0,
             cached_metrics: None,
-            nodelay: false,
+            nonagle: 0,
             snd_sml: iss,
             app_nospace: false,
             sq: skb::SendQueue::new(iss),
@@ -599,11 +602,16 @@ impl Connection {
     }
 
     fn send(&mut self, bytes: u64, eor: bool) -> u64 {
+        self.send_msg(bytes, MsgFlags { eor, more: false })
+    }
+
+    /// `sendmsg` with `flags` (cork.rs has the `MSG_MORE` part).
+    pub fn send_msg(&mut self, bytes: u64, flags: MsgFlags) -> u64 {
         let n = bytes.min(self.send_space()).min(u32::MAX as u64 / 4) as u32;
         self.app_nospace = (n as u64) < bytes;
         if n > 0 {
             // Turned into skbs by the next poll_transmit (skb.rs).
-            self.queue_send(n, bytes, eor);
+            self.queue_send(n, bytes, flags);
             self.app_output = true;
         }
         n as u64
@@ -637,13 +645,6 @@ impl Connection {
     /// on the socket reports it.
     pub fn take_error(&mut self) -> Option<TcpError> {
         self.sk_err.take()
-    }
-
-    /// `setsockopt(TCP_NODELAY)`.
-    pub fn set_nodelay(&mut self, on: bool) {
-        self.nodelay = on;
-        self.sq.xmit_owed = true;
-        self.app_output = true;
     }
 
     /// In-order bytes ready for the application.

@@ -85,6 +85,9 @@ pub(super) struct SendCall {
     pub end: SeqNum,
     /// `MSG_EOR`, and every byte of the call fitted.
     pub eor: bool,
+    /// `MSG_MORE`: the final `tcp_push` neither marks PSH (unless
+    /// `forced_push`) nor sends a partial segment (`TCP_NAGLE_CORK`).
+    pub more: bool,
     /// The call found the send buffer full and returned short: Linux's
     /// `sendmsg` would push with `TCP_NAGLE_PUSH` and sleep (`wait_for_space`).
     pub partial: bool,
@@ -290,11 +293,12 @@ impl Connection {
 
     /// Queues a `send()` of `n` bytes (already counted against the send
     /// buffer); `poll_transmit` turns it into skbs.
-    pub(super) fn queue_send(&mut self, n: u32, requested: u64, eor: bool) {
+    pub(super) fn queue_send(&mut self, n: u32, requested: u64, flags: super::MsgFlags) {
         let partial = (n as u64) < requested;
         let cont = std::mem::replace(&mut self.sq.partial, partial && n > 0);
         self.write_seq += n;
-        self.sq.calls.push_back(SendCall { end: self.write_seq, eor: eor && !partial, partial, cont });
+        let eor = flags.eor && !partial;
+        self.sq.calls.push_back(SendCall { end: self.write_seq, eor, more: flags.more, partial, cont });
     }
 
     /// `forced_push`: more than half the peer's largest window was written
@@ -320,6 +324,8 @@ impl Connection {
             self.sq.chrono.start(j, TCP_CHRONO_BUSY);
         }
         self.sq.wq.push_back(WSkb { end_seq: self.sq.built_seq, psh: false, eor: false, fin: false });
+        // "if (tp->nonagle & TCP_NAGLE_PUSH) tp->nonagle &= ~TCP_NAGLE_PUSH"
+        self.nonagle &= !TCP_NAGLE_PUSH;
         self.slow_start_after_idle_check();
     }
 
@@ -409,21 +415,26 @@ impl Connection {
                 self.write_xmit(now, 1, TCP_NAGLE_PUSH);
             }
         }
-        // tcp_push (no MSG_MORE: always marks the tail).
-        if !self.sq.wq.is_empty() {
+        // tcp_push: PSH on the tail unless MSG_MORE (and no forced push);
+        // MSG_MORE pushes corked. A call that ran out of room pushes with
+        // TCP_NAGLE_PUSH before it sleeps (`wait_for_space`, flags without
+        // MSG_MORE).
+        if !self.sq.wq.is_empty() && (call.partial || !call.more || self.forced_push()) {
             self.mark_push();
         }
-        let nonagle = if call.partial { TCP_NAGLE_PUSH } else { self.nonagle() };
+        let nonagle = if call.partial {
+            TCP_NAGLE_PUSH
+        } else if call.more {
+            TCP_NAGLE_CORK
+        } else {
+            self.nonagle()
+        };
         self.write_xmit(now, 0, nonagle);
     }
 
     /// `tp->nonagle`.
     pub(super) fn nonagle(&self) -> u8 {
-        if self.nodelay {
-            TCP_NAGLE_OFF
-        } else {
-            0
-        }
+        self.nonagle
     }
 
     /// `tcp_grow_skb`: before sending a head skb smaller than the quota,

@@ -4,14 +4,15 @@
 
 use super::syscalls::Call;
 use super::{established, fail, ns, secs, us, Driver, Stop, MISSING_PACKET_US};
+use tcplab_core::connection::MsgFlags;
 use tcplab_core::TcpState;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) enum BlockKind {
-    /// `eor`: `send(..., MSG_EOR)`.
+    /// `flags`: `MSG_EOR`, `MSG_MORE` of `send`/`sendmsg`.
     Write {
         remaining: u64,
-        eor: bool,
+        flags: MsgFlags,
     },
     Connect,
     Accept {
@@ -44,9 +45,9 @@ impl Driver<'_> {
         }
         let Some(conn) = self.conn.as_mut() else { return false };
         match &mut b.kind {
-            BlockKind::Write { remaining, eor } => {
+            BlockKind::Write { remaining, flags } => {
                 if *remaining > 0 {
-                    let n = if *eor { conn.write_eor(*remaining) } else { conn.write(*remaining) };
+                    let n = conn.send_msg(*remaining, *flags);
                     *remaining -= n;
                     if *remaining == 0 {
                         b.done_ns = Some(self.now);

@@ -123,6 +123,8 @@ pub struct Driver<'a> {
     conn_fd: Option<i64>,
     passive: bool,
     nodelay: bool,
+    /// `TCP_CORK` set on the socket (before or after it connected).
+    cork: bool,
     /// `TCP_USER_TIMEOUT`, ms (0 = off).
     user_timeout: u32,
     sockets: Vec<Socket>,
@@ -198,6 +200,7 @@ impl<'a> Driver<'a> {
             conn_fd: None,
             passive: false,
             nodelay: false,
+            cork: false,
             user_timeout: 0,
             sockets: Vec::new(),
             outq: VecDeque::new(),

@@ -20,6 +20,9 @@ impl Driver<'_> {
             let cfg = self.conn_config();
             let mut c = self.factory.server(&cfg, LOCAL_PORT, REMOTE_PORT, SeqNum(LOCAL_ISN));
             c.set_nodelay(self.nodelay);
+            if self.cork {
+                c.set_cork(true);
+            }
             c.set_user_timeout(self.user_timeout);
             c.set_xmit_blocked(self.harness.qdisc == Qdisc::Blackhole);
             self.conn = Some(c);

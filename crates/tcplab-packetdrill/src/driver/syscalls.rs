@@ -5,9 +5,9 @@ use super::blocking::{BlockKind, Blocking};
 use super::{established, secs, us, Driver, SockKind, Socket, Stop, CLIENT_PORT, LOCAL_ISN, LOCAL_PORT};
 use crate::ast::{Event, SyscallSpec};
 use crate::harness::Qdisc;
-use crate::symbols::{eval_int, F_GETFL, F_SETFL, MSG_EOR, O_NONBLOCK, O_RDWR};
+use crate::symbols::{eval_int, F_GETFL, F_SETFL, MSG_EOR, MSG_MORE, O_NONBLOCK, O_RDWR};
 use crate::syscall::{int_arg, IntArg, SockOpt, Syscall};
-use tcplab_core::connection::Shutdown;
+use tcplab_core::connection::{MsgFlags, Shutdown};
 use tcplab_core::wire::SeqNum;
 use tcplab_core::{Instant, TcpError, TcpState};
 
@@ -232,6 +232,9 @@ impl Driver<'_> {
         let mut conn =
             self.factory.client(&cfg, CLIENT_PORT, LOCAL_PORT, SeqNum(LOCAL_ISN), Instant::from_nanos(self.now));
         conn.set_nodelay(self.nodelay);
+        if self.cork {
+            conn.set_cork(true);
+        }
         conn.set_user_timeout(self.user_timeout);
         conn.set_xmit_blocked(self.harness.qdisc == Qdisc::Blackhole);
         self.conn = Some(conn);
@@ -271,19 +274,13 @@ impl Driver<'_> {
             return Ok(Returned::Now(-1, Some(Errno::Epipe)));
         }
         let conn = self.conn.as_mut().ok_or_else(|| c.error("no connection"))?;
-        let eor = flags & MSG_EOR != 0;
-        let done = if matches!(state, TcpState::SynSent | TcpState::SynReceived) {
-            0
-        } else if eor {
-            conn.write_eor(n)
-        } else {
-            conn.write(n)
-        };
+        let flags = MsgFlags { eor: flags & MSG_EOR != 0, more: flags & MSG_MORE != 0 };
+        let done = if matches!(state, TcpState::SynSent | TcpState::SynReceived) { 0 } else { conn.send_msg(n, flags) };
         self.after_input()?;
         if done == n {
             Ok(Returned::Now(n as i64, None))
         } else if let Some(end) = c.end_us {
-            self.start_blocking(c, BlockKind::Write { remaining: n - done, eor }, end, n as i64);
+            self.start_blocking(c, BlockKind::Write { remaining: n - done, flags }, end, n as i64);
             self.after_input()?;
             Ok(Returned::Blocked)
         } else if c.nonblocking() {
@@ -368,6 +365,13 @@ impl Driver<'_> {
         cc_name: &Option<String>,
     ) -> Result<Returned, Stop> {
         match opt {
+            SockOpt::TcpCork => {
+                let on = val.unwrap_or(0) != 0;
+                self.cork = on;
+                if let Some(conn) = self.conn.as_mut() {
+                    conn.set_cork(on);
+                }
+            }
             SockOpt::TcpNodelay => {
                 let on = val.unwrap_or(0) != 0;
                 self.nodelay = on;
@@ -400,6 +404,9 @@ impl Driver<'_> {
                 return Err(Stop::Skip(format!("line {}: unsupported socket option {opt}", c.line)))
             }
         }
+        // TCP_NODELAY and TCP_CORK push what is queued at once
+        // (tcp_push_pending_frames inside the setsockopt).
+        self.after_input()?;
         Ok(Returned::Now(0, None))
     }
 
