@@ -84,6 +84,35 @@ fn experiments_table() -> Table {
     c.finish()
 }
 
+/// A registered experiment as data: (scenario, arms, metrics, runs),
+/// where scenario is the compiled-in scenario file with the experiment's
+/// own overrides, and arms are (name, settings) as compare takes them.
+type ExperimentData = (scenario::PyScenario, Vec<(String, Vec<String>)>, Vec<String>, u32);
+
+#[pyfunction]
+fn experiment(name: &str) -> PyResult<ExperimentData> {
+    let e = tcplab_lab::experiments::REGISTRY.iter().find(|e| e.name == name).ok_or_else(|| {
+        let names: Vec<&str> = tcplab_lab::experiments::REGISTRY.iter().map(|e| e.name).collect();
+        error::to_py(tcplab_lab::Error::at(
+            format!("reproduce {name}"),
+            format!("no experiment named {name:?} (known: {})", names.join(", ")),
+        ))
+    })?;
+    let loc = format!("experiment {}", e.name);
+    let settings = e
+        .set
+        .iter()
+        .map(|s| tcplab_lab::overrides::parse_one(&loc, s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(error::to_py)?;
+    let text =
+        tcplab_lab::overrides::ScenarioText { name: e.scenario.path.to_string(), text: e.scenario.text.to_string() };
+    let sc = scenario::PyScenario { text, settings };
+    let arms =
+        e.arms.iter().map(|a| (a.name.to_string(), a.settings.iter().map(|s| s.to_string()).collect())).collect();
+    Ok((sc, arms, e.metrics.iter().map(|m| m.to_string()).collect(), e.runs))
+}
+
 /// The kernel image the linux backend would use (`kernel`: a key, name
 /// or directory, as `--kernel`), as `linux-<release>`; raises
 /// `tcplab.Error` with the CLI's message when there is none (or no guest
@@ -125,6 +154,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(counter_names, m)?)?;
     m.add_function(wrap_pyfunction!(experiments_table, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_image, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment, m)?)?;
     m.add_function(wrap_pyfunction!(default_jobs, m)?)?;
     Ok(())
 }

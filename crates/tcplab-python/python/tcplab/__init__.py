@@ -29,7 +29,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
@@ -52,6 +52,7 @@ __all__ = [
     "compare",
     "counters",
     "diff",
+    "experiment",
     "experiments",
     "kernel_available",
     "kernel_image",
@@ -318,6 +319,8 @@ def reproduce(
         _ensure_agent()
     if root is None:
         root = _repo_root()
+        # Relative to the current directory, as the CLI names the file it reads.
+        root = None if root is None else os.path.relpath(root)
     task = _native.start_reproduce(
         name, runs=runs, jobs=jobs, backend=backend, kernel=kernel, max_wall=max_wall,
         root=None if root is None else os.fspath(root),
@@ -360,6 +363,20 @@ def counters() -> pd.DataFrame:
 def experiments() -> pd.DataFrame:
     """The registered experiments (:func:`reproduce`)."""
     return _pandas(_native.experiments_table())
+
+
+def experiment(name: str) -> Dict[str, Any]:
+    """A registered experiment as data, to run a variant of it with
+    :func:`compare`: ``scenario`` (the shipped scenario file with the
+    experiment's own overrides, a :class:`Scenario`), ``arms`` (``{name:
+    [settings]}``, patch off first), ``metrics`` and ``runs``. For example
+    the same arms on shorter runs::
+
+        e = tcplab.experiment("dctcp-rpc")
+        tcplab.compare(e["scenario"].set("run.duration", "1s"), arms=e["arms"], metrics=e["metrics"], runs=2)
+    """
+    sc, arms, metrics, runs = _native.experiment(name)
+    return {"name": name, "scenario": sc, "arms": dict(arms), "metrics": list(metrics), "runs": int(runs)}
 
 
 def kernel_image(kernel: Optional[str] = None) -> str:
