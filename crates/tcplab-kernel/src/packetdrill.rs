@@ -698,6 +698,7 @@ impl Runner {
             .spawn()
             .map_err(|e| KernelError::new(format!("cannot start the guest {}: {e}", self.image.binary.display())))?;
         let pgid = child.id() as i32;
+        live_guests().push((pgid, dir.path().to_path_buf()));
         let outcomes_path = dir.path().join(OUTCOMES_FILE);
         let mut last_len = 0u64;
         let mut last_progress = Instant::now();
@@ -722,6 +723,7 @@ impl Runner {
             std::thread::sleep(Duration::from_millis(50));
         }
         kill_group(pgid);
+        live_guests().retain(|(g, _)| *g != pgid);
         let console_text = console_tail(&console);
         let guest_path = dir.path().join(GUEST_FILE);
         let guest: Option<PdGuest> =
@@ -776,6 +778,25 @@ struct Stall {
 /// The HZ the model and the scenarios default to (250).
 pub fn default_hz() -> u32 {
     tcplab_core::TcpConfig::default().hz
+}
+
+/// Process groups of the guests running now, so that an interrupted
+/// command can end them ([`kill_guests`]): each guest runs in a process
+/// group of its own and would otherwise outlive `tcplab`.
+/// Each with its temporary directory.
+static LIVE_GUESTS: Mutex<Vec<(i32, PathBuf)>> = Mutex::new(Vec::new());
+
+fn live_guests() -> std::sync::MutexGuard<'static, Vec<(i32, PathBuf)>> {
+    LIVE_GUESTS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Kills every guest this process has running and removes its temporary
+/// directory (from a signal handler's thread, before exiting).
+pub fn kill_guests() {
+    for (pgid, dir) in live_guests().drain(..) {
+        kill_group(pgid);
+        let _ = fs::remove_dir_all(dir);
+    }
 }
 
 /// The image for `--hz N` when none is named: among this host's images

@@ -205,6 +205,12 @@ fn run_linux(
     })
     .map_err(|e| Error::at("--packetdrill", e.to_string()))?;
     let agent = tcplab_kernel::find_agent().map_err(kerr)?;
+    // SIGINT or SIGTERM: end the guests (each in a process group of its
+    // own) with tcplab, rather than leave them running.
+    let _ = ctrlc::set_handler(|| {
+        kpd::kill_guests();
+        std::process::exit(i32::from(tcplab_lab::interrupt::EXIT_INTERRUPTED));
+    });
     let guests = a.jobs.unwrap_or_else(tcplab_kernel::host::cores);
     let runner = Runner {
         image: image.clone(),
