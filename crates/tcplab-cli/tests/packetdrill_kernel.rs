@@ -139,6 +139,8 @@ fn test_packetdrill_backend_usage_errors() {
         &["--tun-addresses", "auto or packetdrill"],
     );
     assert_error(&tcplab(&["packetdrill", "--backend", "linux", "--kernel", "no-such-image", &ok]), &["--kernel"]);
+    assert_error(&tcplab(&["packetdrill", "--kernel", "x", &ok]), &["--kernel", "--backend linux"]);
+    assert_error(&tcplab(&["packetdrill", "--packetdrill", "/x", &ok]), &["--packetdrill", "--backend linux"]);
     assert_error(
         &tcplab(&["packetdrill", "--backend", "linux", "--json", "--markdown", &ok]),
         &["--json", "--markdown"],

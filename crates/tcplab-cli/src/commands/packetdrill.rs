@@ -100,6 +100,13 @@ pub(crate) fn run(a: PacketdrillArgs) -> Result<ExitCode, Error> {
         return Err(Error::at("--max-wall", format!("{}: give a positive number of seconds", a.max_wall)));
     }
     let addresses = TunAddresses::parse(&a.tun_addresses).map_err(|e| Error::at("--tun-addresses", e))?;
+    if which == Which::Model {
+        for (flag, given) in [("--kernel", a.kernel.is_some()), ("--packetdrill", a.packetdrill.is_some())] {
+            if given {
+                return Err(Error::at(flag, "applies to the kernel: add --backend linux or --backend both"));
+            }
+        }
+    }
     if a.jobs == Some(0) {
         return Err(Error::at("--jobs", "0: give at least 1"));
     }
