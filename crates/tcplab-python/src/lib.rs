@@ -124,6 +124,29 @@ fn kernel_image(kernel: Option<&str>) -> PyResult<String> {
     Ok(b.label())
 }
 
+/// The kernel images built on this machine (`tcplab kernel list`),
+/// newest first: key, name, release, series (`mainline` or an era such as
+/// `3.18`), HZ, whether this host can boot it, where the source came from.
+#[pyfunction]
+fn kernel_images() -> PyResult<Table> {
+    let all = tcplab_kernel::image::list()
+        .map_err(|e| error::to_py(tcplab_lab::Error::at("kernel images", e.message)))?;
+    let host = tcplab_kernel::host::xsave_size();
+    let mut c = Columns::new();
+    c.push("key", Col::Str(all.iter().map(|i| i.meta.key.clone()).collect()))
+        .push("name", Col::OptStr(all.iter().map(|i| i.meta.name.clone()).collect()))
+        .push("label", Col::Str(all.iter().map(|i| i.label()).collect()))
+        .push("release", Col::Str(all.iter().map(|i| i.meta.kernel_release.clone()).collect()))
+        .push(
+            "series",
+            Col::Str(all.iter().map(|i| i.meta.series.clone().unwrap_or_else(|| "mainline".into())).collect()),
+        )
+        .push("hz", Col::U32(all.iter().map(|i| i.meta.hz).collect()))
+        .push("this_host", Col::Bool(all.iter().map(|i| Some(i.meta.xsave_size) == host).collect()))
+        .push("source", Col::Str(all.iter().map(|i| i.meta.source.clone()).collect()));
+    Ok(c.finish())
+}
+
 /// The worker threads a batch uses when `jobs` is not given: every core.
 #[pyfunction]
 fn default_jobs() -> usize {
@@ -154,6 +177,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(counter_names, m)?)?;
     m.add_function(wrap_pyfunction!(experiments_table, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_image, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_images, m)?)?;
     m.add_function(wrap_pyfunction!(experiment, m)?)?;
     m.add_function(wrap_pyfunction!(default_jobs, m)?)?;
     Ok(())

@@ -56,6 +56,7 @@ __all__ = [
     "experiments",
     "kernel_available",
     "kernel_image",
+    "kernel_images",
     "knobs",
     "last_interrupted",
     "preset_names",
@@ -385,6 +386,14 @@ def kernel_image(kernel: Optional[str] = None) -> str:
     kernel build``) when there is none or no guest agent."""
     _ensure_agent()
     return str(_native.kernel_image(kernel))
+
+
+def kernel_images() -> pd.DataFrame:
+    """The kernel images built on this machine, newest first (as ``tcplab
+    kernel list``): key, name, label, release, series (``mainline`` or an
+    era), hz, this_host (bootable here), source. Give a key (or a unique
+    prefix, or a name) as ``kernel=`` to run on that image."""
+    return _pandas(_native.kernel_images())
 
 
 def kernel_available(kernel: Optional[str] = None) -> bool:
