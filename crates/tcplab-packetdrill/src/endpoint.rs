@@ -41,8 +41,31 @@ pub trait Endpoint {
             self.write(bytes)
         }
     }
+    /// Bytes written and not yet acknowledged (`SIOCOUTQ`).
+    fn outq(&self) -> u64 {
+        0
+    }
+    /// Bytes written and not yet sent (`SIOCOUTQNSD`).
+    fn outq_not_sent(&self) -> u64 {
+        0
+    }
     /// `setsockopt(TCP_CORK)`.
     fn set_cork(&mut self, _on: bool) {}
+    /// `sendmsg` at `now` (a notsent limit builds the skbs at once).
+    fn send_msg_at(&mut self, now: Instant, bytes: u64, flags: MsgFlags) -> u64 {
+        let _ = now;
+        self.send_msg(bytes, flags)
+    }
+    /// The effective `TCP_NOTSENT_LOWAT` limit.
+    fn set_notsent_lowat(&mut self, _lowat: u32) {}
+    /// `POLLOUT` (`__sk_stream_is_writeable(sk, 1)`).
+    fn poll_writable(&self) -> bool {
+        true
+    }
+    /// The peer's FIN was read up to.
+    fn read_closed(&self) -> bool {
+        false
+    }
     /// `shutdown(SHUT_RD)`.
     fn shutdown_read(&mut self) {}
     /// `shutdown(2)`.
@@ -135,6 +158,24 @@ impl Endpoint for Connection {
     }
     fn set_cork(&mut self, on: bool) {
         Connection::set_cork(self, on)
+    }
+    fn send_msg_at(&mut self, now: Instant, bytes: u64, flags: MsgFlags) -> u64 {
+        Connection::send_msg_at(self, now, bytes, flags)
+    }
+    fn set_notsent_lowat(&mut self, lowat: u32) {
+        Connection::set_notsent_lowat(self, lowat)
+    }
+    fn poll_writable(&self) -> bool {
+        Connection::poll_writable(self)
+    }
+    fn read_closed(&self) -> bool {
+        Connection::read_closed(self)
+    }
+    fn outq(&self) -> u64 {
+        Connection::unacked_bytes(self)
+    }
+    fn outq_not_sent(&self) -> u64 {
+        Connection::notsent_bytes(self)
     }
     fn set_user_timeout(&mut self, ms: u32) {
         Connection::set_user_timeout(self, ms)

@@ -57,6 +57,10 @@ pub struct Harness {
     pub qdisc: Qdisc,
     /// Settings accepted although the model does not have them.
     pub notes: Vec<String>,
+    /// `net.ipv4.tcp_notsent_lowat` (default `UINT_MAX`: no limit): a
+    /// socket-level limit, applied to the connection
+    /// (`Connection::set_notsent_lowat`), not a `TcpConfig` knob.
+    pub notsent_lowat: u32,
     script_dir: PathBuf,
     depth: u32,
 }
@@ -68,7 +72,15 @@ impl Harness {
             CcConfig::Cubic(p) => p.clone(),
             _ => CubicParams::default(),
         };
-        Harness { cfg, cubic, qdisc: Qdisc::Default, notes: Vec::new(), script_dir: script_dir.to_path_buf(), depth: 0 }
+        Harness {
+            cfg,
+            cubic,
+            qdisc: Qdisc::Default,
+            notes: Vec::new(),
+            notsent_lowat: u32::MAX,
+            script_dir: script_dir.to_path_buf(),
+            depth: 0,
+        }
     }
 
     /// The configuration for a new connection: the knobs, with the CUBIC
@@ -172,6 +184,14 @@ impl Harness {
     }
 
     fn sysctl(&mut self, name: &str, value: &str) -> Result<(), String> {
+        if sysctl::short_name(name) == Some("tcp_notsent_lowat") {
+            // proc_douintvec: 0 .. UINT_MAX.
+            self.notsent_lowat = value
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("sysctl net.ipv4.tcp_notsent_lowat: `{value}` is not an unsigned 32-bit value"))?;
+            return Ok(());
+        }
         if let Some(n) = sysctl::apply(&mut self.cfg, &self.cubic, name, value)? {
             self.note(n);
         }

@@ -11,6 +11,17 @@ use crate::ast::Expr;
 pub const MSG_EOR: i64 = 0x80;
 /// `MSG_MORE` (include/linux/socket.h): more data follows (cork this call).
 pub const MSG_MORE: i64 = 0x8000;
+/// `SIOCINQ` = `FIONREAD` (include/uapi/asm-generic/ioctls.h): bytes
+/// readable.
+pub const SIOCINQ: i64 = 0x541B;
+/// `SIOCOUTQ` = `TIOCOUTQ`: bytes written and not yet acknowledged.
+pub const SIOCOUTQ: i64 = 0x5411;
+/// `SIOCOUTQNSD` (include/uapi/linux/sockios.h): bytes written, not sent.
+pub const SIOCOUTQNSD: i64 = 0x894B;
+/// `POLLIN` (include/uapi/asm-generic/poll.h).
+pub const POLLIN: i64 = 0x1;
+/// `POLLOUT`.
+pub const POLLOUT: i64 = 0x4;
 /// `O_NONBLOCK` (include/uapi/asm-generic/fcntl.h, x86-64).
 pub const O_NONBLOCK: i64 = 0x800;
 /// `O_RDWR` (include/uapi/asm-generic/fcntl.h).
@@ -55,6 +66,17 @@ pub fn symbol(w: &str) -> Option<i64> {
         "MSG_EOR" => MSG_EOR,
         "MSG_MORE" => MSG_MORE,
         "MSG_DONTWAIT" => 0x40,
+        "SIOCINQ" | "FIONREAD" => SIOCINQ,
+        "SIOCOUTQ" | "TIOCOUTQ" => SIOCOUTQ,
+        "SIOCOUTQNSD" => SIOCOUTQNSD,
+        "POLLIN" => POLLIN,
+        "POLLPRI" => 0x2,
+        "POLLOUT" => POLLOUT,
+        "POLLERR" => 0x8,
+        "POLLHUP" => 0x10,
+        "POLLRDNORM" => 0x40,
+        "POLLWRNORM" => 0x100,
+        "TCP_NOTSENT_LOWAT" => 25,
         "SHUT_RD" => 0,
         "SHUT_WR" => 1,
         "SHUT_RDWR" => 2,

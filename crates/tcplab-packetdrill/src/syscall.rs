@@ -8,7 +8,7 @@
 //! [`driver`]: crate::driver
 
 use crate::ast::{Expr, SyscallSpec};
-use crate::symbols::{eval_int, MSG_EOR, MSG_MORE};
+use crate::symbols::{eval_int, MSG_EOR, MSG_MORE, SIOCINQ, SIOCOUTQ, SIOCOUTQNSD};
 use std::fmt;
 
 /// An integer argument. Decoding evaluates it, but a missing or
@@ -50,6 +50,7 @@ pub enum SockOpt {
     TcpCork,
     TcpCongestion,
     TcpUserTimeout,
+    TcpNotsentLowat,
     IpTos,
     IpMtuDiscover,
     /// One the model does not know, as written (`?` when the argument
@@ -68,6 +69,7 @@ impl SockOpt {
             "TCP_CORK" => SockOpt::TcpCork,
             "TCP_CONGESTION" => SockOpt::TcpCongestion,
             "TCP_USER_TIMEOUT" => SockOpt::TcpUserTimeout,
+            "TCP_NOTSENT_LOWAT" => SockOpt::TcpNotsentLowat,
             "IP_TOS" => SockOpt::IpTos,
             "IP_MTU_DISCOVER" => SockOpt::IpMtuDiscover,
             other => SockOpt::Other(other.to_string()),
@@ -84,6 +86,7 @@ impl SockOpt {
             SockOpt::TcpCork => "TCP_CORK",
             SockOpt::TcpCongestion => "TCP_CONGESTION",
             SockOpt::TcpUserTimeout => "TCP_USER_TIMEOUT",
+            SockOpt::TcpNotsentLowat => "TCP_NOTSENT_LOWAT",
             SockOpt::IpTos => "IP_TOS",
             SockOpt::IpMtuDiscover => "IP_MTU_DISCOVER",
             SockOpt::Other(name) => name,
@@ -145,6 +148,40 @@ pub enum Syscall {
         opt: SockOpt,
         val: Option<i64>,
     },
+    /// `poll([{fd=N, events=E, revents=R}], 1, timeout_ms)`: one pollfd.
+    Poll {
+        fd: IntArg,
+        events: IntArg,
+        revents: IntArg,
+        timeout_ms: IntArg,
+    },
+    /// `ioctl(fd, request, [expected])`.
+    Ioctl {
+        request: IntArg,
+        val: Option<i64>,
+    },
+}
+
+/// `poll(fds, nfds, timeout)` with one `struct pollfd` in `fds`.
+fn decode_poll(s: &SyscallSpec) -> Syscall {
+    let pollfds = match s.args.first() {
+        Some(Expr::List(v)) if v.len() == 1 => match &v[0] {
+            Expr::Braced(fields) => fields.as_slice(),
+            _ => &[],
+        },
+        _ => &[],
+    };
+    let field = |name: &str| -> IntArg {
+        let e = pollfds
+            .iter()
+            .find_map(|f| match f {
+                Expr::Assign(n, v) if n == name => Some(v.as_ref()),
+                _ => None,
+            })
+            .ok_or(ArgError::Missing)?;
+        eval_int(e).ok_or_else(|| ArgError::NotInt(e.to_string()))
+    };
+    Syscall::Poll { fd: field("fd"), events: field("events"), revents: field("revents"), timeout_ms: int_arg(s, 2) }
 }
 
 /// The byte count of a `struct msghdr` argument: the sum of the lengths
@@ -230,6 +267,8 @@ impl Syscall {
                 Syscall::Setsockopt { opt, val: bracketed_int(3), cc_name }
             }
             "getsockopt" => Syscall::Getsockopt { opt: opt(), val: bracketed_int(3) },
+            "poll" => decode_poll(s),
+            "ioctl" => Syscall::Ioctl { request: int_arg(s, 1), val: bracketed_int(2) },
             _ => return None,
         })
     }
@@ -250,6 +289,8 @@ impl Syscall {
             Syscall::Fcntl { .. } => "fcntl",
             Syscall::Setsockopt { .. } => "setsockopt",
             Syscall::Getsockopt { .. } => "getsockopt",
+            Syscall::Ioctl { .. } => "ioctl",
+            Syscall::Poll { .. } => "poll",
         }
     }
 
@@ -273,7 +314,7 @@ impl Syscall {
                         return Err(format!("line {line}: IP_TOS with ECN bits set is not modelled"));
                     }
                 }
-                SockOpt::TcpNodelay | SockOpt::TcpCork | SockOpt::TcpUserTimeout => {}
+                SockOpt::TcpNodelay | SockOpt::TcpCork | SockOpt::TcpUserTimeout | SockOpt::TcpNotsentLowat => {}
                 SockOpt::SoSndbuf => {
                     if sock.written {
                         return Err(format!(
@@ -305,12 +346,28 @@ impl Syscall {
                 }
             },
             Syscall::Getsockopt { opt, .. } => match opt {
-                SockOpt::SoReuseaddr | SockOpt::IpMtuDiscover | SockOpt::SoError | SockOpt::SoSndbuf => {}
+                SockOpt::SoReuseaddr
+                | SockOpt::IpMtuDiscover
+                | SockOpt::SoError
+                | SockOpt::SoSndbuf
+                | SockOpt::TcpNotsentLowat => {}
                 _ => return Err(format!("line {line}: unsupported socket option getsockopt({opt})")),
             },
             Syscall::Shutdown { how } => {
                 if !matches!(how, Some(0..=2)) {
                     return Err(format!("line {line}: shutdown() how must be SHUT_RD, SHUT_WR or SHUT_RDWR"));
+                }
+            }
+            Syscall::Poll { fd, events, .. } => {
+                if fd.is_err() || events.is_err() {
+                    return Err(format!(
+                        "line {line}: only poll() of one pollfd {{fd=N, events=E, revents=R}} is modelled"
+                    ));
+                }
+            }
+            Syscall::Ioctl { request, .. } => {
+                if !matches!(request, Ok(SIOCINQ | SIOCOUTQ | SIOCOUTQNSD)) {
+                    return Err(format!("line {line}: only the SIOCINQ, SIOCOUTQ and SIOCOUTQNSD ioctls are modelled"));
                 }
             }
             Syscall::Socket { tcp_stream } => {

@@ -40,10 +40,13 @@ const PASS_LIST: &[&str] = &[
     "tcp/fast_retransmit/fr-4pkt-fack-last-mss.pkt",
     "tcp/fast_retransmit/fr-4pkt.pkt",
     "tcp/gro/gro-mss-option.pkt",
+    "tcp/ioctl/ioctl-siocinq-fin.pkt",
     "tcp/limited_transmit/limited-transmit-sack.pkt",
     "tcp/nagle/https_client.pkt",
     "tcp/nagle/sendmsg_msg_more.pkt",
     "tcp/nagle/sockopt_cork_nodelay.pkt",
+    "tcp/notsent_lowat/notsent-lowat-setsockopt.pkt",
+    "tcp/notsent_lowat/notsent-lowat-sysctl.pkt",
     "tcp/sack/sack-route-refresh-ip-tos.pkt",
     "tcp/sack/sack-shift-sacked-2-6-8-3-9-nofack.pkt",
     "tcp/shutdown/shutdown-rd-close.pkt",
@@ -64,6 +67,7 @@ const PASS_LIST: &[&str] = &[
     "tcp/ts_recent/reset_tsval.pkt",
     "tcp/user_timeout/user-timeout-probe.pkt",
     "tcp/user_timeout/user_timeout.pkt",
+    "tcp/validate/validate-established-no-flags.pkt",
 ];
 
 fn corpus_dir() -> Option<PathBuf> {

@@ -52,6 +52,7 @@ mod era_v3;
 mod inline_deque;
 mod input;
 mod negotiated;
+mod notsent_lowat;
 mod output;
 mod rack;
 mod receiver;
@@ -328,6 +329,9 @@ pub struct Connection {
     sk_err: Option<TcpError>,
     /// `tcp_close` zapped the connection: a RST|ACK is owed (shutdown.rs).
     active_reset_pending: bool,
+    /// `tcp_notsent_lowat(tp)`: `TCP_NOTSENT_LOWAT`, else the sysctl;
+    /// `u32::MAX` = no limit (notsent_lowat.rs).
+    notsent_lowat: u32,
     /// Every transmission fails locally (a qdisc that drops everything).
     xmit_blocked: bool,
 }
@@ -407,6 +411,7 @@ impl Connection {
             app_output: false,
             rst_pending: None,
             active_reset_pending: false,
+            notsent_lowat: u32::MAX,
             bytes_acked: 0,
             data_segs_out: 0,
             cached_metrics: None,

@@ -80,7 +80,7 @@ pub(super) struct WSkb {
 
 /// A `send()` whose bytes are counted in `write_seq` but not yet in skbs.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct SendCall {
+pub(crate) struct SendCall {
     /// `write_seq` once this call's bytes are in skbs.
     pub end: SeqNum,
     /// `MSG_EOR`, and every byte of the call fitted.
@@ -308,6 +308,11 @@ impl Connection {
     }
 
     /// `tcp_mark_push`: PSH on the tail skb.
+    pub(super) fn mark_push_tail(&mut self) {
+        self.mark_push();
+    }
+
+    /// `tcp_mark_push`: PSH on the tail skb.
     fn mark_push(&mut self) {
         if let Some(t) = self.sq.wq.back_mut() {
             t.psh = true;
@@ -335,6 +340,11 @@ impl Connection {
         while let Some(call) = self.sq.calls.pop_front() {
             self.sendmsg(now, call);
         }
+        self.entail_fin(now);
+    }
+
+    /// `tcp_send_fin` for a queued FIN, once the data before it is in skbs.
+    fn entail_fin(&mut self, now: Instant) {
         if self.fin_queued && !self.sq.fin_entailed && self.state.synchronized() {
             self.sq.fin_entailed = true;
             // tcp_send_fin: onto the unsent tail skb, else a new FIN-only
@@ -349,10 +359,17 @@ impl Connection {
         }
     }
 
+    /// One call, run at once (notsent_lowat.rs); returns the bytes left
+    /// uncopied.
+    pub(super) fn sendmsg_now(&mut self, now: Instant, call: SendCall) -> u32 {
+        self.sendmsg(now, call)
+    }
+
     /// One `tcp_sendmsg_locked` call, from its first copied byte to the
-    /// final `tcp_push`.
+    /// final `tcp_push`; returns the bytes left uncopied (a notsent limit,
+    /// notsent_lowat.rs), else 0.
     //= linux:v6.18:net/ipv4/tcp.c#tcp_sendmsg_locked
-    fn sendmsg(&mut self, now: Instant, call: SendCall) {
+    fn sendmsg(&mut self, now: Instant, call: SendCall) -> u32 {
         if !call.cont {
             // "is sending application-limited?", at the top of the call
             // (a continuation is the same call, resumed after waiting for
@@ -385,6 +402,12 @@ impl Connection {
                 }
             }
             if copy <= 0 {
+                // new_segment: sk_stream_memory_free's notsent test
+                // (notsent_lowat.rs); the byte-count sndbuf test was
+                // applied when the call was accepted.
+                if !self.notsent_memory_free() {
+                    return self.sendmsg_wait_for_space(now, call, copied);
+                }
                 self.entail();
                 copy = size_goal as i64;
             }
@@ -430,6 +453,7 @@ impl Connection {
             self.nonagle()
         };
         self.write_xmit(now, 0, nonagle);
+        0
     }
 
     /// `tp->nonagle`.

@@ -621,7 +621,11 @@ pub static BBR: &[KnobSpec<BbrParams>] = &[];
 pub static UNMODELLED: &[Unmodelled] = &[
     Unmodelled {
         sysctl: "net.ipv4.tcp_notsent_lowat",
-        treatment: Absent::Fixed("4294967295", "TCP_NOTSENT_LOWAT is not modelled (no limit)"),
+        treatment: Absent::Fixed(
+            "4294967295",
+            "a scenario's sockets have no notsent limit (the socket-level limit is \
+             Connection::set_notsent_lowat, which packetdrill's harness applies)",
+        ),
     },
     Unmodelled {
         sysctl: "net.ipv4.tcp_mtu_probing",

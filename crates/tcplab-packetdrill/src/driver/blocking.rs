@@ -4,6 +4,7 @@
 
 use super::syscalls::Call;
 use super::{established, fail, ns, secs, us, Driver, Stop, MISSING_PACKET_US};
+use crate::symbols::{POLLIN, POLLOUT};
 use tcplab_core::connection::MsgFlags;
 use tcplab_core::TcpState;
 
@@ -21,6 +22,13 @@ pub(super) enum BlockKind {
     Read {
         max: u64,
     },
+    /// `poll()` for `events`, done when the ready events are `want`
+    /// (any, if the script gives none) or at `deadline_ns` (returns 0).
+    Poll {
+        events: i64,
+        want: Option<i64>,
+        deadline_ns: Option<u64>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -37,8 +45,35 @@ pub(super) struct Blocking {
 }
 
 impl Driver<'_> {
+    /// `tcp_poll`'s mask for `events` (`POLLIN`, `POLLOUT` and their
+    /// `RDNORM`/`WRNORM` twins).
+    pub(super) fn poll_revents(&self, events: i64) -> i64 {
+        let Some(conn) = self.conn.as_ref() else { return 0 };
+        let mut mask = 0;
+        if conn.readable() > 0 || conn.read_closed() || conn.read_shutdown() {
+            mask |= POLLIN | 0x40;
+        }
+        if conn.poll_writable() {
+            mask |= POLLOUT | 0x100;
+        }
+        mask & events
+    }
+
     /// Advances a pending blocking call; `true` if the endpoint was called.
     pub(super) fn progress_blocking(&mut self) -> bool {
+        if let Some(Blocking { kind: BlockKind::Poll { events, want, deadline_ns }, done_ns: None, .. }) = self.blocking
+        {
+            let got = self.poll_revents(events);
+            let ready = got != 0 && want.map_or(true, |w| w == got);
+            let timed_out = deadline_ns.is_some_and(|d| self.now >= d);
+            if ready || timed_out {
+                if let Some(b) = self.blocking.as_mut() {
+                    b.ret = if ready { 1 } else { 0 };
+                    b.done_ns = Some(self.now);
+                }
+            }
+            return false;
+        }
         let Some(b) = self.blocking.as_mut() else { return false };
         if b.done_ns.is_some() {
             return false;
@@ -79,6 +114,8 @@ impl Driver<'_> {
                 }
                 n > 0
             }
+            // Handled above, without the endpoint.
+            BlockKind::Poll { .. } => false,
         }
     }
 

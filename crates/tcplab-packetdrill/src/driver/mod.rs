@@ -125,6 +125,8 @@ pub struct Driver<'a> {
     nodelay: bool,
     /// `TCP_CORK` set on the socket (before or after it connected).
     cork: bool,
+    /// `TCP_NOTSENT_LOWAT` as set (`tp->notsent_lowat`, 0 = unset).
+    notsent_lowat: u32,
     /// `TCP_USER_TIMEOUT`, ms (0 = off).
     user_timeout: u32,
     sockets: Vec<Socket>,
@@ -201,6 +203,7 @@ impl<'a> Driver<'a> {
             passive: false,
             nodelay: false,
             cork: false,
+            notsent_lowat: 0,
             user_timeout: 0,
             sockets: Vec::new(),
             outq: VecDeque::new(),

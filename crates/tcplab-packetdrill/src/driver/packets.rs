@@ -23,6 +23,7 @@ impl Driver<'_> {
             if self.cork {
                 c.set_cork(true);
             }
+            c.set_notsent_lowat(self.effective_notsent_lowat());
             c.set_user_timeout(self.user_timeout);
             c.set_xmit_blocked(self.harness.qdisc == Qdisc::Blackhole);
             self.conn = Some(c);

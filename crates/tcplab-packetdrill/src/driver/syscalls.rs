@@ -5,7 +5,7 @@ use super::blocking::{BlockKind, Blocking};
 use super::{established, secs, us, Driver, SockKind, Socket, Stop, CLIENT_PORT, LOCAL_ISN, LOCAL_PORT};
 use crate::ast::{Event, SyscallSpec};
 use crate::harness::Qdisc;
-use crate::symbols::{eval_int, F_GETFL, F_SETFL, MSG_EOR, MSG_MORE, O_NONBLOCK, O_RDWR};
+use crate::symbols::{eval_int, F_GETFL, F_SETFL, MSG_EOR, MSG_MORE, O_NONBLOCK, O_RDWR, SIOCINQ, SIOCOUTQ};
 use crate::syscall::{int_arg, IntArg, SockOpt, Syscall};
 use tcplab_core::connection::{MsgFlags, Shutdown};
 use tcplab_core::wire::SeqNum;
@@ -116,6 +116,15 @@ impl Call {
 }
 
 impl Driver<'_> {
+    /// `tcp_notsent_lowat(tp)`: the socket option, else the sysctl.
+    pub(super) fn effective_notsent_lowat(&self) -> u32 {
+        if self.notsent_lowat != 0 {
+            self.notsent_lowat
+        } else {
+            self.harness.notsent_lowat
+        }
+    }
+
     fn socket_mut(&mut self, fd: i64) -> Option<&mut Socket> {
         self.sockets.iter_mut().find(|s| s.fd == fd)
     }
@@ -133,7 +142,10 @@ impl Driver<'_> {
         c.expected = eval_int(&s.result).ok_or_else(|| c.error(format!("bad expected result {}", s.result)))?;
         let is_socket = matches!(syscall, Syscall::Socket { .. });
         if !is_socket {
-            c.fd = c.int(&int_arg(s, 0))?;
+            c.fd = match syscall {
+                Syscall::Poll { fd, .. } => c.int(fd)?,
+                _ => c.int(&int_arg(s, 0))?,
+            };
         }
         c.sock = self.sockets.iter().find(|x| x.fd == c.fd).cloned();
         if !is_socket && c.sock.is_none() {
@@ -160,6 +172,8 @@ impl Driver<'_> {
             Syscall::Fcntl { cmd, arg } => self.sys_fcntl(&c, cmd, arg)?,
             Syscall::Setsockopt { opt, val, cc_name } => self.sys_setsockopt(&c, opt, *val, cc_name)?,
             Syscall::Getsockopt { opt, val } => self.sys_getsockopt(&c, opt, *val)?,
+            Syscall::Ioctl { request, val } => self.sys_ioctl(&c, request, *val)?,
+            Syscall::Poll { events, revents, timeout_ms, .. } => self.sys_poll(&c, events, revents, timeout_ms)?,
         };
         let (ret, errno) = match returned {
             Returned::Now(ret, errno) => (ret, errno),
@@ -235,6 +249,7 @@ impl Driver<'_> {
         if self.cork {
             conn.set_cork(true);
         }
+        conn.set_notsent_lowat(self.effective_notsent_lowat());
         conn.set_user_timeout(self.user_timeout);
         conn.set_xmit_blocked(self.harness.qdisc == Qdisc::Blackhole);
         self.conn = Some(conn);
@@ -275,7 +290,12 @@ impl Driver<'_> {
         }
         let conn = self.conn.as_mut().ok_or_else(|| c.error("no connection"))?;
         let flags = MsgFlags { eor: flags & MSG_EOR != 0, more: flags & MSG_MORE != 0 };
-        let done = if matches!(state, TcpState::SynSent | TcpState::SynReceived) { 0 } else { conn.send_msg(n, flags) };
+        let now = Instant::from_nanos(self.now);
+        let done = if matches!(state, TcpState::SynSent | TcpState::SynReceived) {
+            0
+        } else {
+            conn.send_msg_at(now, n, flags)
+        };
         self.after_input()?;
         if done == n {
             Ok(Returned::Now(n as i64, None))
@@ -365,6 +385,15 @@ impl Driver<'_> {
         cc_name: &Option<String>,
     ) -> Result<Returned, Stop> {
         match opt {
+            SockOpt::TcpNotsentLowat => {
+                // tp->notsent_lowat; 0 falls back to the sysctl
+                // (tcp_notsent_lowat()).
+                self.notsent_lowat = val.unwrap_or(0).clamp(0, u32::MAX as i64) as u32;
+                let lowat = self.effective_notsent_lowat();
+                if let Some(conn) = self.conn.as_mut() {
+                    conn.set_notsent_lowat(lowat);
+                }
+            }
             SockOpt::TcpCork => {
                 let on = val.unwrap_or(0) != 0;
                 self.cork = on;
@@ -410,6 +439,64 @@ impl Driver<'_> {
         Ok(Returned::Now(0, None))
     }
 
+    /// `poll()` of the connection (net/ipv4/tcp.c `tcp_poll`, for the
+    /// events the model knows: `POLLIN`, `POLLOUT`): the number of ready
+    /// pollfds, `revents` checked as packetdrill does. Not ready: a call
+    /// marked blocking (`...`) waits until it is (or its timeout passes);
+    /// a 0 timeout returns 0.
+    fn sys_poll(&mut self, c: &Call, events: &IntArg, revents: &IntArg, timeout: &IntArg) -> Result<Returned, Stop> {
+        let events = c.int(events)?;
+        let want = revents.clone().ok();
+        let timeout_ms = c.int(timeout)?;
+        let got = self.poll_revents(events);
+        if got != 0 {
+            if let Some(w) = want {
+                if w != got {
+                    return Err(c.error(format!("Bad poll revents: expected: {w:#x} actual: {got:#x}")));
+                }
+            }
+            return Ok(Returned::Now(1, None));
+        }
+        if let Some(end) = c.end_us {
+            let deadline_ns = (timeout_ms >= 0).then(|| self.now + timeout_ms as u64 * 1_000_000);
+            self.start_blocking(c, BlockKind::Poll { events, want, deadline_ns }, end, 1);
+            return Ok(Returned::Blocked);
+        }
+        if timeout_ms == 0 {
+            return Ok(Returned::Now(0, None));
+        }
+        Err(c.would_block("poll()"))
+    }
+
+    /// `ioctl` on the connection (net/ipv4/tcp.c `tcp_ioctl`): `SIOCINQ`
+    /// the readable bytes (`tcp_inq`, a FIN not counted), `SIOCOUTQ`
+    /// `write_seq - snd_una`, `SIOCOUTQNSD` `write_seq - snd_nxt`; `EINVAL`
+    /// on a listener.
+    fn sys_ioctl(&mut self, c: &Call, request: &IntArg, want: Option<i64>) -> Result<Returned, Stop> {
+        let request = c.int(request)?;
+        let conn = match self.conn.as_ref() {
+            Some(conn) if c.is_conn() => conn,
+            _ => return Ok(Returned::Now(-1, Some(Errno::Einval))),
+        };
+        let got = match request {
+            SIOCINQ => {
+                if matches!(conn.state(), TcpState::SynSent | TcpState::SynReceived) {
+                    0
+                } else {
+                    conn.readable() as i64
+                }
+            }
+            SIOCOUTQ => conn.outq() as i64,
+            _ => conn.outq_not_sent() as i64,
+        };
+        if let Some(w) = want {
+            if w != got {
+                return Err(c.error(format!("Bad ioctl optval: expected: {w} actual: {got}")));
+            }
+        }
+        Ok(Returned::Now(0, None))
+    }
+
     fn sys_getsockopt(&mut self, c: &Call, opt: &SockOpt, want: Option<i64>) -> Result<Returned, Stop> {
         let got = match opt {
             SockOpt::SoError => {
@@ -420,6 +507,7 @@ impl Driver<'_> {
                     0
                 }
             }
+            SockOpt::TcpNotsentLowat => self.notsent_lowat as i64,
             SockOpt::SoSndbuf => match self.plan.so_sndbuf {
                 Some(v) => (v as i64) * 2,
                 None => {
