@@ -76,8 +76,10 @@ enum Cmd {
     /// List the counters (nstat names) the model keeps.
     Counters,
     /// Run packetdrill scripts (files or directories, searched for .pkt)
-    /// against the TCP model in virtual time. Exit 0 if every script passed
-    /// or was skipped, 1 if one failed.
+    /// against the TCP model in virtual time, or against Linux itself
+    /// (--backend linux|both: Linux's own packetdrill in the kernel
+    /// backend's guest). Exit 0 if every script passed or was skipped, 1
+    /// if one failed.
     Packetdrill(packetdrill::PacketdrillArgs),
 }
 
