@@ -114,6 +114,15 @@ pub(crate) fn run(a: AlignArgs) -> Result<ExitCode, Error> {
     emit(&if a.json { report.to_json() + "\n" } else { report.to_text() })
 }
 
+/// The line after which a page's hand-written part starts; `--suite
+/// --markdown --out FILE` keeps it (and what follows) from the old FILE.
+pub(crate) const NOTES_MARKER: &str = "<!-- Hand-written below this line: kept when the page is regenerated. -->";
+
+/// The hand-written part of an old page, from the marker on.
+fn kept_notes(old: &str) -> Option<String> {
+    old.find(NOTES_MARKER).map(|i| old[i..].to_string())
+}
+
 fn run_suite(a: &AlignArgs, manifest: &std::path::Path, opts: Options) -> Result<ExitCode, Error> {
     if a.file.is_some() {
         return Err(Error::at("--suite", "give either a scenario file or --suite, not both"));
@@ -144,6 +153,18 @@ fn run_suite(a: &AlignArgs, manifest: &std::path::Path, opts: Options) -> Result
             cmd = format!("tcplab align --suite {}", manifest.display());
         }
         cmd.push_str(" --markdown");
+        if let Some(k) = &a.kernel.kernel {
+            cmd.push_str(&format!(" --kernel {k}"));
+        }
+        if a.seed != 1 {
+            cmd.push_str(&format!(" --seed {}", a.seed));
+        }
+        if a.tolerance != "50us" {
+            cmd.push_str(&format!(" --tolerance {}", a.tolerance));
+        }
+        if let Some(o) = &a.only {
+            cmd.push_str(&format!(" --only {o}"));
+        }
         if let Some(f) = &a.out {
             cmd.push_str(&format!(" --out {}", f.display()));
         }
@@ -168,6 +189,14 @@ fn run_suite(a: &AlignArgs, manifest: &std::path::Path, opts: Options) -> Result
     };
     match &a.out {
         Some(f) => {
+            // Hand-written findings below the marker survive regeneration.
+            let mut text = text;
+            if a.markdown {
+                if let Some(kept) = std::fs::read_to_string(f).ok().and_then(|old| kept_notes(&old)) {
+                    text.push('\n');
+                    text.push_str(&kept);
+                }
+            }
             out.write(f, text.as_bytes())?;
             out.commit();
             eprintln!("tcplab: wrote {}", f.display());
@@ -177,5 +206,17 @@ fn run_suite(a: &AlignArgs, manifest: &std::path::Path, opts: Options) -> Result
             out.commit();
             emit(&text)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hand_written_part_of_a_page_is_kept() {
+        let old = format!("# generated\n| table |\n\n{NOTES_MARKER}\n\n## Findings\n\ntext\n");
+        assert_eq!(kept_notes(&old).unwrap(), format!("{NOTES_MARKER}\n\n## Findings\n\ntext\n"));
+        assert_eq!(kept_notes("# generated only\n"), None);
     }
 }
