@@ -222,6 +222,10 @@ pub struct TcpConfig {
     pub so_sndbuf: u32,
     /// `SO_RCVBUF` as set by the application (0 = autotuned from tcp_rmem).
     pub so_rcvbuf: u32,
+    /// `TCP_MAXSEG` as set by the application before the connection
+    /// (`tp->rx_opt.user_mss`; 0 = none): caps the MSS we announce
+    /// (`tcp_mss_clamp`) and the one we send with (`tcp_parse_options`).
+    pub user_mss: u32,
     /// Which ACKs may grow cwnd (patch "increase throughput when
     /// reordering is high").
     pub cwnd_growth: CwndGrowthRule,
@@ -339,6 +343,7 @@ impl TcpConfig {
             hz: 250,
             so_sndbuf: 0,
             so_rcvbuf: 0,
+            user_mss: 0,
             cwnd_growth: CwndGrowthRule::V3_12,
             cwnd_limited_rule: CwndLimitedRule::Latched,
             ack_era: AckEra::Current,
@@ -426,8 +431,14 @@ impl TcpConfig {
         })
     }
 
-    /// `advmss`: MTU minus IPv4 and TCP headers.
+    /// `advmss`: MTU minus IPv4 and TCP headers, capped by `TCP_MAXSEG`
+    /// (include/net/tcp.h `tcp_mss_clamp`: `user_mss` if set and smaller).
     pub fn advmss(&self) -> u32 {
-        self.mtu.saturating_sub(40)
+        let m = self.mtu.saturating_sub(40);
+        if self.user_mss != 0 && self.user_mss < m {
+            self.user_mss
+        } else {
+            m
+        }
     }
 }

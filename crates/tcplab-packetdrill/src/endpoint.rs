@@ -62,6 +62,14 @@ pub trait Endpoint {
     fn poll_writable(&self) -> bool {
         true
     }
+    /// `tcpi_advmss`.
+    fn advmss(&self) -> u32 {
+        0
+    }
+    /// `getsockopt(TCP_MAXSEG)`.
+    fn maxseg(&self) -> u32 {
+        self.info().snd_mss
+    }
     /// The peer's FIN was read up to.
     fn read_closed(&self) -> bool {
         false
@@ -170,6 +178,12 @@ impl Endpoint for Connection {
     }
     fn read_closed(&self) -> bool {
         Connection::read_closed(self)
+    }
+    fn advmss(&self) -> u32 {
+        Connection::advmss(self)
+    }
+    fn maxseg(&self) -> u32 {
+        Connection::maxseg(self)
     }
     fn outq(&self) -> u64 {
         Connection::unacked_bytes(self)

@@ -43,6 +43,8 @@ pub const TCPI_FIELDS: &[&str] = &[
     "tcpi_sndbuf_limited",
     "tcpi_last_data_recv",
     "tcpi_probes",
+    "tcpi_advmss",
+    "tcpi_notsent_bytes",
 ];
 
 /// Everything decided before the run.

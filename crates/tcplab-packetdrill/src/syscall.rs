@@ -51,6 +51,7 @@ pub enum SockOpt {
     TcpCongestion,
     TcpUserTimeout,
     TcpNotsentLowat,
+    TcpMaxseg,
     IpTos,
     IpMtuDiscover,
     /// One the model does not know, as written (`?` when the argument
@@ -70,6 +71,7 @@ impl SockOpt {
             "TCP_CONGESTION" => SockOpt::TcpCongestion,
             "TCP_USER_TIMEOUT" => SockOpt::TcpUserTimeout,
             "TCP_NOTSENT_LOWAT" => SockOpt::TcpNotsentLowat,
+            "TCP_MAXSEG" => SockOpt::TcpMaxseg,
             "IP_TOS" => SockOpt::IpTos,
             "IP_MTU_DISCOVER" => SockOpt::IpMtuDiscover,
             other => SockOpt::Other(other.to_string()),
@@ -87,6 +89,7 @@ impl SockOpt {
             SockOpt::TcpCongestion => "TCP_CONGESTION",
             SockOpt::TcpUserTimeout => "TCP_USER_TIMEOUT",
             SockOpt::TcpNotsentLowat => "TCP_NOTSENT_LOWAT",
+            SockOpt::TcpMaxseg => "TCP_MAXSEG",
             SockOpt::IpTos => "IP_TOS",
             SockOpt::IpMtuDiscover => "IP_MTU_DISCOVER",
             SockOpt::Other(name) => name,
@@ -333,6 +336,20 @@ impl Syscall {
                     }
                     sock.so_rcvbuf = to_u32(*val);
                 }
+                SockOpt::TcpMaxseg => {
+                    if sock.connection_started {
+                        return Err(format!(
+                            "line {line}: setsockopt(TCP_MAXSEG) on an open connection needs a core setter \
+                             (do_tcp_setsockopt TCP_MAXSEG: user_mss only)"
+                        ));
+                    }
+                    // do_tcp_setsockopt: 0 or TCP_MIN_MSS (88) ..= MAX_TCP_WINDOW.
+                    if !matches!(val, Some(0) | Some(88..=32767)) {
+                        return Err(format!(
+                            "line {line}: setsockopt(TCP_MAXSEG) value {val:?} (EINVAL) is not modelled"
+                        ));
+                    }
+                }
                 SockOpt::TcpCongestion => {
                     if sock.connection_started {
                         return Err(format!(
@@ -350,7 +367,8 @@ impl Syscall {
                 | SockOpt::IpMtuDiscover
                 | SockOpt::SoError
                 | SockOpt::SoSndbuf
-                | SockOpt::TcpNotsentLowat => {}
+                | SockOpt::TcpNotsentLowat
+                | SockOpt::TcpMaxseg => {}
                 _ => return Err(format!("line {line}: unsupported socket option getsockopt({opt})")),
             },
             Syscall::Shutdown { how } => {

@@ -51,6 +51,7 @@ mod cork;
 mod era_v3;
 mod inline_deque;
 mod input;
+mod maxseg;
 mod negotiated;
 mod notsent_lowat;
 mod output;
@@ -65,6 +66,7 @@ mod timer;
 mod undo;
 
 pub use cork::MsgFlags;
+pub use maxseg::maxseg_unconnected;
 pub use shutdown::Shutdown;
 
 use crate::cc::{CaCtx, CaEvent, CaState, CcInfo, TCP_INFINITE_SSTHRESH};

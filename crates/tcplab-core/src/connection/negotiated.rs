@@ -69,7 +69,12 @@ impl Negotiated {
             (true, Some(s)) => s.min(TCP_MAX_WSCALE),
             _ => 0,
         };
-        self.mss_clamp = o.mss.map(u32::from).unwrap_or(TCP_MSS_DEFAULT).max(TCP_MIN_SND_MSS);
+        // tcp_parse_options: the peer's MSS, capped by TCP_MAXSEG.
+        let mut in_mss = o.mss.map(u32::from).unwrap_or(TCP_MSS_DEFAULT);
+        if cfg.user_mss != 0 && cfg.user_mss < in_mss {
+            in_mss = cfg.user_mss;
+        }
+        self.mss_clamp = in_mss.max(TCP_MIN_SND_MSS);
     }
 
     /// The option bytes every segment carries (`tp->tcp_header_len` less

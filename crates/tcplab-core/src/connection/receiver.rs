@@ -441,6 +441,11 @@ impl Receiver {
         self.win.rcv_wnd.min(u16::MAX as u32) as u16
     }
 
+    /// `tp->advmss` (`tcpi_advmss`).
+    pub(crate) fn adv_mss(&self) -> u32 {
+        self.advmss
+    }
+
     /// Window-scale option for our SYN or SYN-ACK, if we send one.
     pub(crate) fn offered_wscale(&self) -> Option<u8> {
         self.win.wscale_ok.then_some(self.win.rcv_wscale)

@@ -11,6 +11,9 @@ pub(super) struct Snapshot {
     pub(super) line: u32,
     pub(super) info: TcpInfo,
     pub(super) state: TcpState,
+    /// `tcpi_advmss` and `tcpi_notsent_bytes` (not in the core's `TcpInfo`).
+    pub(super) advmss: u32,
+    pub(super) notsent_bytes: u64,
 }
 
 impl Driver<'_> {
@@ -50,6 +53,8 @@ impl Driver<'_> {
             for (name, v) in tcpi_values(&snap.info, snap.state) {
                 py.set(name, Value::Int(v));
             }
+            py.set("tcpi_advmss", Value::Int(snap.advmss as i128));
+            py.set("tcpi_notsent_bytes", Value::Int(snap.notsent_bytes as i128));
             let program = match self.plan.programs.get(snap.event).and_then(|p| p.as_ref()) {
                 Some(Ok(p)) => p,
                 Some(Err(e)) => return fail(snap.line, format!("error in Python code\n{e}")),

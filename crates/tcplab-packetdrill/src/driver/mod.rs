@@ -127,6 +127,8 @@ pub struct Driver<'a> {
     cork: bool,
     /// `TCP_NOTSENT_LOWAT` as set (`tp->notsent_lowat`, 0 = unset).
     notsent_lowat: u32,
+    /// `TCP_MAXSEG` as set before the connection (`user_mss`, 0 = unset).
+    user_mss: u32,
     /// `TCP_USER_TIMEOUT`, ms (0 = off).
     user_timeout: u32,
     sockets: Vec<Socket>,
@@ -204,6 +206,7 @@ impl<'a> Driver<'a> {
             nodelay: false,
             cork: false,
             notsent_lowat: 0,
+            user_mss: 0,
             user_timeout: 0,
             sockets: Vec::new(),
             outq: VecDeque::new(),
@@ -253,6 +256,7 @@ impl<'a> Driver<'a> {
         if let Some(hz) = self.hz {
             c.hz = hz;
         }
+        c.user_mss = self.user_mss;
         c
     }
 
@@ -331,10 +335,10 @@ impl<'a> Driver<'a> {
                 }
                 Action::Code(_) => {
                     self.wait_for(ev, start, "data collection for code")?;
-                    let (info, state) = match &self.conn {
-                        Some(c) => (c.info_at(Instant::from_nanos(self.now)), c.state()),
+                    let (info, state, advmss, notsent_bytes) = match &self.conn {
+                        Some(c) => (c.info_at(Instant::from_nanos(self.now)), c.state(), c.advmss(), c.outq_not_sent()),
                         None if self.sockets.iter().any(|s| s.kind == SockKind::Listener) => {
-                            (TcpInfo::default(), TcpState::Listen)
+                            (TcpInfo::default(), TcpState::Listen, 0, 0)
                         }
                         None => return fail(ev.line, "runtime error in code: no socket to use for code"),
                     };
@@ -346,7 +350,7 @@ impl<'a> Driver<'a> {
                         info.snd_ssthresh,
                         info.ca_state
                     ));
-                    self.snapshots.push(Snapshot { event: idx, line: ev.line, info, state });
+                    self.snapshots.push(Snapshot { event: idx, line: ev.line, info, state, advmss, notsent_bytes });
                 }
             }
             self.last_event_us = Some(start);

@@ -385,6 +385,11 @@ impl Driver<'_> {
         cc_name: &Option<String>,
     ) -> Result<Returned, Stop> {
         match opt {
+            SockOpt::TcpMaxseg => {
+                // tp->rx_opt.user_mss (the plan let it through before the
+                // connection only).
+                self.user_mss = val.unwrap_or(0).clamp(0, u32::MAX as i64) as u32;
+            }
             SockOpt::TcpNotsentLowat => {
                 // tp->notsent_lowat; 0 falls back to the sysctl
                 // (tcp_notsent_lowat()).
@@ -508,6 +513,10 @@ impl Driver<'_> {
                 }
             }
             SockOpt::TcpNotsentLowat => self.notsent_lowat as i64,
+            SockOpt::TcpMaxseg => match self.conn.as_ref() {
+                Some(conn) if c.is_conn() => conn.maxseg() as i64,
+                _ => tcplab_core::connection::maxseg_unconnected(self.user_mss) as i64,
+            },
             SockOpt::SoSndbuf => match self.plan.so_sndbuf {
                 Some(v) => (v as i64) * 2,
                 None => {

@@ -420,8 +420,8 @@ fn test_skip_names_unsupported_construct() {
     assert_eq!(reason(r), "unsupported command `frobnicate --all`");
     let r = run(FakeSpec::default(), &handshake("+0 setsockopt(4, SOL_TCP, TCP_KEEPIDLE, [30], 4) = 0\n"));
     assert!(reason(r).contains("TCP_KEEPIDLE"));
-    let r = run(FakeSpec::default(), &handshake("+0 %{ assert tcpi_notsent_bytes > 0 }%\n"));
-    assert_eq!(reason(r), "tcp_info field tcpi_notsent_bytes is not in the model's TcpInfo");
+    let r = run(FakeSpec::default(), &handshake("+0 %{ assert tcpi_ato > 0 }%\n"));
+    assert_eq!(reason(r), "tcp_info field tcpi_ato is not in the model's TcpInfo");
     let r = run(FakeSpec::default(), &format!("--frobnicate=1\n{}", handshake("")));
     assert_eq!(reason(r), "unsupported option --frobnicate");
     let r = run(FakeSpec::default(), &handshake("+0 sendfile(4, 5, ..., 10) = 10\n"));
