@@ -5,7 +5,7 @@
 //! *calling thread* into it. Everything that resolves a namespace at
 //! creation time then uses the thread's: sockets (which stay in the
 //! namespace they were created in), `/proc/sys/net/...` files (resolved
-//! when opened), `/proc/self/task/<tid>/net/...`, and `if_nametoindex`.
+//! when opened), `/proc/<tid>/net/...`, and `if_nametoindex`.
 //!
 //! So the agent never switches its main thread: work that belongs to a
 //! namespace runs on a thread of its own that enters it first.

@@ -10,10 +10,11 @@
 //!
 //! `nstat` names a counter by the tag without its colon followed by the
 //! field: `TcpExtSyncookiesSent`, `TcpActiveOpens`, `IpExtInOctets`. The
-//! files are read through `/proc/self/task/<tid>/net/`, which shows the
-//! namespace of the reading thread (`/proc/net` is `/proc/self/net`, the
-//! main thread's). `/proc/thread-self` would say the same, but it came in
-//! 3.17 (fs/proc/thread_self.c), and the 3.12 guest lacks it.
+//! files are read through `/proc/<tid>/net/`, which shows the namespace of
+//! the reading thread (`/proc/net` is `/proc/self/net`, the main
+//! thread's; `/proc/<tid>` names the thread itself). `/proc/thread-self`
+//! would say the same, but it came in 3.17 (fs/proc/thread_self.c), and
+//! the 3.12 guest has no `/proc/self/task/<tid>/net` either (3.18 has).
 
 use crate::netns;
 
@@ -65,7 +66,7 @@ fn split_tag(line: &str) -> Result<(&str, &str), String> {
 fn thread_net_files() -> [String; 2] {
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) };
-    ["netstat", "snmp"].map(|f| format!("/proc/self/task/{tid}/net/{f}"))
+    ["netstat", "snmp"].map(|f| format!("/proc/{tid}/net/{f}"))
 }
 
 /// Every wanted counter of namespace `ns`, netstat's first then snmp's.
@@ -142,7 +143,7 @@ UdpLite: 0
         // The host's own counters parse (no namespace needed for this).
         let mut out = Vec::new();
         let files = super::thread_net_files();
-        assert!(files[0].starts_with("/proc/self/task/") && files[0].ends_with("/net/netstat"));
+        assert!(files[0].starts_with("/proc/") && files[0].ends_with("/net/netstat"));
         for f in files {
             let t = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{f}: {e}"));
             parse(&t, &mut out).unwrap();

@@ -47,13 +47,23 @@ pub struct GuestRun {
 /// Runs `plan` in a fresh guest.
 pub fn run(gc: &GuestConfig, plan: &Plan) -> Result<GuestRun> {
     let dir = TempDir::new()?;
+    // `TCPLAB_KEEP_GUEST=1` keeps every run's directory, failed or not
+    // (job, init script, console log): for debugging a guest.
+    if std::env::var_os("TCPLAB_KEEP_GUEST").is_some_and(|v| !v.is_empty()) {
+        dir.keep();
+    }
     let mut job = plan.job.clone();
     job.out_dir = dir.path().to_string_lossy().into_owned();
     let job_path = dir.path().join("job.json");
     let text = serde_json::to_string(&job).map_err(|e| KernelError::new(format!("internal: job encoding: {e}")))?;
     std::fs::write(&job_path, text).map_err(|e| io_err(&job_path, e))?;
     let init = dir.path().join("init");
-    let script = format!("#!/bin/sh\nexec {} guest {}\n", shell_quote(&gc.agent), shell_quote(&job_path));
+    let mut script = String::from("#!/bin/sh\n");
+    // What the image's series needs in the guest's environment (series.rs).
+    for (k, v) in gc.image.series()?.guest_env {
+        script.push_str(&format!("export {k}='{v}'\n"));
+    }
+    script.push_str(&format!("exec {} guest {}\n", shell_quote(&gc.agent), shell_quote(&job_path)));
     std::fs::write(&init, script).map_err(|e| io_err(&init, e))?;
     set_executable(&init)?;
     let console = dir.path().join("console.log");
@@ -65,6 +75,7 @@ pub fn run(gc: &GuestConfig, plan: &Plan) -> Result<GuestRun> {
         .args(["rootfstype=hostfs", "rootflags=/", "rw"])
         .arg(format!("init={}", init.display()))
         .args(["time-travel=inf-cpu", "con=null", "con0=fd:0,fd:1", "quiet"])
+        .args(gc.image.series()?.boot_args)
         .args(&plan.cmdline)
         .stdin(Stdio::null())
         .stdout(log)

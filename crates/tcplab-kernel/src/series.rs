@@ -99,10 +99,31 @@ pub struct Series {
     /// `forward_progress_growth=0` is v3.11 in both of seed 000's hunks,
     /// so it is `cwnd_growth = "v3.11"` there, not 6.12's `"data-acked"`.
     pub switch_names: &'static [(&'static str, &'static [(&'static str, &'static str)])],
+    /// Environment for the guest's init (and so every program in it).
+    /// 3.x UML saves a process's FP state with `PTRACE_GETFPREGS`
+    /// (arch/x86/um/os-Linux/registers.c: the FXSAVE area, x87 and XMM
+    /// only) and switches the threads of one guest process inside one host
+    /// process by rewriting their registers, so AVX and AVX-512 state
+    /// (YMM/ZMM upper halves, opmask registers) leaks between threads:
+    /// glibc's AVX2/EVEX string functions then fault (the agent died with
+    /// "segfault at 0 ... in libc.so.6" on 3.12 and 3.18). glibc is told
+    /// not to use them. 4.17 saves XSTATE (`PTRACE_GETREGSET`).
+    pub guest_env: &'static [(&'static str, &'static str)],
+    /// Kernel arguments every guest of the series gets besides
+    /// `time-travel=inf-cpu`. The eras' wall clock starts at a fixed time
+    /// (`time-travel-start=`, in tcplab's backport as in 5.4) instead of
+    /// the host's, so that nothing of the host's time enters the guest.
+    pub boot_args: &'static [&'static str],
 }
 
 const ERA_MAKE: &[&str] = &["SUBARCH=x86_64"];
 const ERA_DISABLE: &[&str] = &["UML_SOUND", "SOUND", "HOSTAUDIO"];
+/// 2023-11-14 22:13:20 UTC.
+const ERA_BOOT: &[&str] = &["time-travel-start=1700000000000000000"];
+const NO_AVX: &[(&str, &str)] = &[(
+    "GLIBC_TUNABLES",
+    "glibc.cpu.hwcaps=-AVX,-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX_Fast_Unaligned_Load",
+)];
 const SWITCH_NAMES_3X: &[(&str, &[(&str, &str)])] = &[("cwnd_growth", &[("v3.12", "1"), ("v3.11", "0")])];
 
 /// Every series the lab builds. Mainline last: it matches from 5.4 on.
@@ -143,6 +164,8 @@ pub const SERIES: &[Series] = &[
         fq_pacing: Some("credit"),
         fq_lacks: &["low_rate_threshold", "ce_threshold"],
         switch_names: SWITCH_NAMES_3X,
+        guest_env: NO_AVX,
+        boot_args: ERA_BOOT,
     },
     Series {
         name: "3.18",
@@ -175,6 +198,8 @@ pub const SERIES: &[Series] = &[
         fq_pacing: Some("credit"),
         fq_lacks: &["low_rate_threshold", "ce_threshold"],
         switch_names: SWITCH_NAMES_3X,
+        guest_env: NO_AVX,
+        boot_args: ERA_BOOT,
     },
     Series {
         name: "4.17",
@@ -202,6 +227,8 @@ pub const SERIES: &[Series] = &[
         fq_pacing: Some("credit"),
         fq_lacks: &["ce_threshold"],
         switch_names: &[],
+        guest_env: &[],
+        boot_args: ERA_BOOT,
     },
     Series {
         name: "mainline",
@@ -225,6 +252,8 @@ pub const SERIES: &[Series] = &[
         fq_pacing: None,
         fq_lacks: &[],
         switch_names: &[],
+        guest_env: &[],
+        boot_args: &[],
     },
 ];
 

@@ -670,6 +670,15 @@ impl Translator<'_> {
         });
     }
 
+    /// Node `node`'s fq asks for option `opt`, which the series' sch_fq
+    /// does not have.
+    fn fq_lacks(&self, node: usize, opt: &str, off: &str) -> KernelError {
+        KernelError::field(
+            format!("node[{node}].qdisc.{opt}"),
+            format!("{}'s sch_fq has no {opt}: set {opt} = \"{off}\" (its behaviour there)", self.series.title()),
+        )
+    }
+
     /// A filter that matches every packet: `matchall` (4.8), or on an
     /// older series `u32 match u32 0 0` (cls_u32: a zero mask matches all).
     fn match_all(&self) -> Vec<&'static str> {
@@ -836,8 +845,19 @@ impl Translator<'_> {
                     ("refill_delay", format!("{}us", fq.flow_refill_delay.as_nanos() / 1000)),
                     ("low_rate_threshold", format!("{}bit", fq.low_rate_threshold * 8)),
                 ] {
+                    // An option the series' fq lacks: its behaviour is the
+                    // option's "off" (no low-rate pacing), nothing else.
+                    if self.series.fq_lacks.contains(&k) {
+                        if k == "low_rate_threshold" && fq.low_rate_threshold != 0 {
+                            return Err(self.fq_lacks(from, k, "0bit"));
+                        }
+                        continue;
+                    }
                     argv.push(k.into());
                     argv.push(v);
+                }
+                if fq.ce_threshold.is_some() && self.series.fq_lacks.contains(&"ce_threshold") {
+                    return Err(self.fq_lacks(from, "ce_threshold", "none"));
                 }
                 if let Some(t) = fq.ce_threshold {
                     argv.push("ce_threshold".into());
