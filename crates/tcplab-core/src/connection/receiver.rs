@@ -422,6 +422,16 @@ impl Receiver {
         let mss_cache = negotiated.mss_clamp.min(base_mss).saturating_sub(ts_len);
         let hint = self.advmss.min(mss_cache).min(self.win.rcv_wnd / 2).clamp(TCP_MIN_MSS, TCP_MSS_DEFAULT);
         self.delack.rcv_mss = hint;
+        if passive && negotiated.tstamp_ok {
+            // tcp_rcv_state_process, TCP_SYN_RECV: the passive side too
+            // subtracts the option from advmss, when the handshake
+            // completes and before tcp_init_transfer, so that
+            // tcp_init_buffer_space's reserved segment and
+            // tcp_grow_window's 2·advmss steps are 1,448 bytes, as the
+            // kernel backend's capture shows (docs/ALIGNMENT.md).
+            //= linux:v6.12:net/ipv4/tcp_input.c#tcp_rcv_state_process
+            self.advmss = self.advmss.saturating_sub(ts_len).max(TCP_MIN_MSS);
+        }
     }
 
     /// The connection reached ESTABLISHED (`tcp_finish_connect` /
@@ -780,13 +790,20 @@ impl Receiver {
     /// above the MSS estimate also refreshes `scaling_ratio` (≥ v6.5) and
     /// `window_clamp` with it (≥ v6.12). A GRO-merged segment is measured
     /// by its `gso_size` ("skb->len may jitter"), its ratio by the whole.
+    ///
+    /// 6.12 writes the clamp as it is (`WRITE_ONCE(tp->window_clamp,
+    /// val)`), leaving `rcv_ssthresh` where `tcp_init_buffer_space` put it
+    /// (one segment below the buffer's first window of 65,536 with the
+    /// default `tcp_rmem`); later kernels call `tcp_set_window_clamp`
+    /// here, which first raises `rcv_ssthresh` to `min(rcv_wnd, clamp)`
+    /// (65,160). The kernel backend's capture shows 6.12's: the first ACK
+    /// of data advertises 524, not 532 (docs/ALIGNMENT.md).
     fn measure_rcv_mss(&mut self, seg: &SegmentRepr, env: &RcvEnv) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_measure_rcv_mss
+        //= linux:v6.12:net/ipv4/tcp_input.c#tcp_measure_rcv_mss
         let negotiated = &env.negotiated;
         let len = if env.gso_size != 0 { env.gso_size } else { seg.payload_len };
         if len > self.delack.rcv_mss && self.buf.measure_scaling_ratio(seg.payload_len) {
-            let w = self.buf.full_space().max(0) as u32;
-            self.win.set_clamp(w);
+            self.win.window_clamp = self.buf.full_space().max(0) as u32;
             self.buf.cap_space(self.win.window_clamp);
         }
         // tp->tcp_header_len: the header and the options every segment carries.

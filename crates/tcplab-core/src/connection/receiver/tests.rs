@@ -375,6 +375,30 @@ fn test_syn_received_established_first_ack_window() {
 }
 
 #[test]
+fn test_established_first_data_ack_window_keeps_the_init_buffer_space_rcv_ssthresh() {
+    // Linux 6.12.118 on the kernel backend (veth, GRO off: an skb per
+    // segment), captured by `tcplab align`: the receiver's first ACK of a
+    // full-sized segment says win 524. tcp_init_buffer_space left
+    // rcv_ssthresh one segment below the buffer's first window (65536);
+    // tcp_measure_rcv_mss writes the new window_clamp without raising it
+    // (to rcv_wnd, 65160, as tcp_set_window_clamp would: 532);
+    // tcp_grow_window adds two segments of 1448.
+    let cfg =
+        TcpConfig { hz: 1000, rcv_truesize: crate::config::RcvTruesize::PerSegment, ..TcpConfig::linux_current() };
+    let mut h = Harness::server_with(&cfg, true);
+    // The passive side's advmss lost the timestamp option at the end of
+    // the handshake (tcp_rcv_state_process), so the steps are 1448 bytes.
+    assert_eq!(h.r.advmss(), 1448);
+    assert_eq!(h.r.win.rcv_ssthresh, 65536 - 1448);
+    let d = h.data(0, 1448);
+    h.send(d);
+    assert_eq!(h.recv().window, 524); // ALIGN(64088 + 2896, 128) >> 7
+    let d = h.data(1448, 1448);
+    h.send(d);
+    assert_eq!(h.recv().window, 546); // ALIGN(66984 + 2896, 128) >> 7
+}
+
+#[test]
 fn test_syn_received_rcv_mss_initial() {
     // tcp_initialize_rcv_mss: min(advmss, mss_cache, rcv_wnd/2, 536).
     let h = Harness::server();

@@ -8,7 +8,7 @@
 //! prove to use memory efficiently, caps it at `window_clamp`, and never
 //! shrinks an offered window.
 
-use super::rcvbuf::{RcvBuf, SOCK_MIN_RCVBUF, SYSCTL_RMEM_MAX};
+use super::rcvbuf::{RcvBuf, SYSCTL_RMEM_MAX};
 use crate::connection::negotiated::TCP_MAX_WSCALE;
 use tcplab_wire::SeqNum;
 
@@ -107,23 +107,6 @@ impl RcvWindow {
         }
         self.rcv_ssthresh = self.rcv_ssthresh.min(self.window_clamp);
         self.rcv_ssthresh.min(self.rcv_wnd).min(TCP_INIT_CWND * advmss).max(1)
-    }
-
-    /// `tcp_set_window_clamp`: a smaller clamp also lowers `rcv_ssthresh`; a
-    /// larger one lets it follow up to the last advertised window.
-    pub(super) fn set_clamp(&mut self, val: u32) {
-        //= linux:v6.13:net/ipv4/tcp.c#tcp_set_window_clamp
-        let new = val.max(SOCK_MIN_RCVBUF / 2);
-        let old = self.window_clamp;
-        if new == old {
-            return;
-        }
-        self.window_clamp = new;
-        if new < old {
-            self.rcv_ssthresh = self.rcv_ssthresh.min(new);
-        } else {
-            self.rcv_ssthresh = self.rcv_ssthresh.max(self.rcv_wnd.min(new));
-        }
     }
 
     /// `tcp_grow_window` for a segment of `len` payload bytes and `ts`
