@@ -171,7 +171,11 @@ impl Connection {
         let timeout = self.rack_detect_loss();
         if timeout > 0 {
             // Capped by the RTO (≤ TCP_RTO_MAX) whether or not the clamp hit.
-            let j = usecs_to_jiffies(timeout, self.cfg.hz) + usecs_to_jiffies(TCP_TIMEOUT_MIN_US, self.cfg.hz);
+            // 6.12 rounds the sum once ("tcp: use TCP_TIMEOUT_MIN_US"):
+            // at HZ 250 a 25 ms remainder is 7 jiffies, not 7 + 1 (or the
+            // older 7 + TCP_TIMEOUT_MIN).
+            //= linux:v6.12:net/ipv4/tcp_recovery.c#tcp_rack_mark_lost
+            let j = usecs_to_jiffies(timeout.saturating_add(TCP_TIMEOUT_MIN_US), self.cfg.hz);
             let d = jiffies_to_duration(j, self.cfg.hz).min(self.rtt.rto());
             self.reset_xmit_timer(Timer::ReoTimeout, self.tp.now + d);
         }
