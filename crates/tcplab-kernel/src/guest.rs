@@ -75,7 +75,6 @@ pub fn run(gc: &GuestConfig, plan: &Plan) -> Result<GuestRun> {
         .args(["rootfstype=hostfs", "rootflags=/", "rw"])
         .arg(format!("init={}", init.display()))
         .args(["time-travel=inf-cpu", "con=null", "con0=fd:0,fd:1", "quiet"])
-        .args(gc.image.series()?.boot_args)
         .args(&plan.cmdline)
         .stdin(Stdio::null())
         .stdout(log)

@@ -109,17 +109,19 @@ pub struct Series {
     /// "segfault at 0 ... in libc.so.6" on 3.12 and 3.18). glibc is told
     /// not to use them. 4.17 saves XSTATE (`PTRACE_GETREGSET`).
     pub guest_env: &'static [(&'static str, &'static str)],
-    /// Kernel arguments every guest of the series gets besides
-    /// `time-travel=inf-cpu`. The eras' wall clock starts at a fixed time
-    /// (`time-travel-start=`, in tcplab's backport as in 5.4) instead of
-    /// the host's, so that nothing of the host's time enters the guest.
-    pub boot_args: &'static [&'static str],
+    /// Where the guest's wall clock starts, ns since the epoch, before the
+    /// scenario's seed is added (in seconds): `time-travel-start=` of
+    /// tcplab's backport (as in 5.4). The host's time at boot was the only
+    /// input from outside an era guest, so with it fixed a run repeats, and
+    /// the seed still gives each run its own kernel randomness (netem's
+    /// jitter, ISNs). `None`: the host's time (mainline).
+    pub clock_start: Option<u64>,
 }
 
 const ERA_MAKE: &[&str] = &["SUBARCH=x86_64"];
 const ERA_DISABLE: &[&str] = &["UML_SOUND", "SOUND", "HOSTAUDIO"];
 /// 2023-11-14 22:13:20 UTC.
-const ERA_BOOT: &[&str] = &["time-travel-start=1700000000000000000"];
+const ERA_CLOCK_START: Option<u64> = Some(1_700_000_000_000_000_000);
 const NO_AVX: &[(&str, &str)] = &[(
     "GLIBC_TUNABLES",
     "glibc.cpu.hwcaps=-AVX,-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX_Fast_Unaligned_Load",
@@ -165,7 +167,7 @@ pub const SERIES: &[Series] = &[
         fq_lacks: &["low_rate_threshold", "ce_threshold"],
         switch_names: SWITCH_NAMES_3X,
         guest_env: NO_AVX,
-        boot_args: ERA_BOOT,
+        clock_start: ERA_CLOCK_START,
     },
     Series {
         name: "3.18",
@@ -199,7 +201,7 @@ pub const SERIES: &[Series] = &[
         fq_lacks: &["low_rate_threshold", "ce_threshold"],
         switch_names: SWITCH_NAMES_3X,
         guest_env: NO_AVX,
-        boot_args: ERA_BOOT,
+        clock_start: ERA_CLOCK_START,
     },
     Series {
         name: "4.17",
@@ -228,7 +230,7 @@ pub const SERIES: &[Series] = &[
         fq_lacks: &["ce_threshold"],
         switch_names: &[],
         guest_env: &[],
-        boot_args: ERA_BOOT,
+        clock_start: ERA_CLOCK_START,
     },
     Series {
         name: "mainline",
@@ -253,7 +255,7 @@ pub const SERIES: &[Series] = &[
         fq_lacks: &[],
         switch_names: &[],
         guest_env: &[],
-        boot_args: &[],
+        clock_start: None,
     },
 ];
 

@@ -143,6 +143,11 @@ pub fn translate(cfg: &SimConfig, knobs: &[FlowKnobs], image: ImageFacts, out_di
     }
     refuse_ecmp(cfg)?;
     let mut settings = Settings::collect(cfg, knobs, image)?;
+    if let Some(start) = image.series.clock_start {
+        // The guest's wall clock, and so its randomness, from the seed.
+        let ns = start.saturating_add(cfg.seed.saturating_mul(1_000_000_000));
+        settings.cmdline.push(format!("time-travel-start={ns}"));
+    }
     if let Some(p) = fq_pacing_switch(cfg, image)? {
         settings.cmdline.push(p);
     }
