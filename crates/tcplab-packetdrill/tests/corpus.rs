@@ -21,6 +21,7 @@ const PASS_LIST: &[&str] = &[
     "tcp/blocking/blocking-accept.pkt",
     "tcp/blocking/blocking-connect.pkt",
     "tcp/blocking/blocking-read.pkt",
+    "tcp/blocking/blocking-write.pkt",
     "tcp/close/close-local-close-then-remote-fin.pkt",
     "tcp/close/close-on-syn-sent.pkt",
     "tcp/close/close-remote-fin-then-close.pkt",

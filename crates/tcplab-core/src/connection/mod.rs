@@ -62,6 +62,7 @@ mod rtx_queue;
 mod scoreboard;
 mod shutdown;
 mod skb;
+mod stream_memory;
 mod timer;
 mod undo;
 

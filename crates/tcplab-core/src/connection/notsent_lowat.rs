@@ -14,14 +14,9 @@
 //!   and twice the unsent bytes below the limit (`tcp_stream_memory_free`
 //!   with `wake` = 1).
 //!
-//! The model decides how much of a write it takes when the write is made,
-//! so with a limit set a write builds its skbs at once
-//! ([`Connection::send_msg_at`]), as `tcp_sendmsg_locked` does, to stop
-//! where Linux stops.
+//! Where a write stops is stream_memory.rs's.
 
-use super::skb::{SendCall, TCP_NAGLE_PUSH};
-use super::{Connection, MsgFlags};
-use crate::time::Instant;
+use super::Connection;
 
 impl Connection {
     /// Sets `tcp_notsent_lowat(tp)`, the effective limit: the
@@ -61,55 +56,14 @@ impl Connection {
         let free = (self.sk_sndbuf as u64).saturating_sub(queued);
         free >= queued >> 1 && (self.notsent_bytes() << 1) < self.notsent_lowat as u64
     }
-
-    /// `sendmsg(flags)` at `now`: as [`send_msg`](Self::send_msg), but
-    /// with a notsent limit in force the skbs are built now, and the call
-    /// takes only what Linux's `tcp_sendmsg_locked` takes before
-    /// `sk_stream_memory_free` fails (returned). Without a limit it only
-    /// queues, exactly as `send_msg`.
-    pub fn send_msg_at(&mut self, now: Instant, bytes: u64, flags: MsgFlags) -> u64 {
-        if self.notsent_lowat == u32::MAX {
-            return self.send_msg(bytes, flags);
-        }
-        self.set_now(now);
-        if !self.sq.calls.is_empty() {
-            self.process_sends(now);
-        }
-        let n = self.send_msg(bytes, flags);
-        let Some(call) = self.sq.calls.pop_front() else { return n };
-        let left = self.sendmsg_now(now, call);
-        if left == 0 {
-            return n;
-        }
-        self.write_seq = crate::wire::SeqNum(self.write_seq.0.wrapping_sub(left));
-        let n = n - left as u64;
-        self.app_nospace = true;
-        self.sq.partial = n > 0;
-        n
-    }
-
-    /// `sk_stream_memory_free`'s notsent part, for the skb `sendmsg` is
-    /// about to add.
-    pub(super) fn notsent_memory_free(&self) -> bool {
-        self.notsent_lowat == u32::MAX || self.sq.built_seq - self.snd_nxt < self.notsent_lowat
-    }
-
-    /// `wait_for_space` in `tcp_sendmsg_locked`: push what this call
-    /// copied (PSH on the tail, `TCP_NAGLE_PUSH`) and stop; returns the
-    /// bytes of `call` left uncopied.
-    pub(super) fn sendmsg_wait_for_space(&mut self, now: Instant, call: SendCall, copied: bool) -> u32 {
-        if copied {
-            self.mark_push_tail();
-            self.write_xmit(now, 0, TCP_NAGLE_PUSH);
-        }
-        call.end - self.sq.built_seq
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::TcpConfig;
+    use crate::connection::MsgFlags;
+    use crate::time::Instant;
     use crate::wire::{SegmentRepr, SeqNum, TcpFlags};
 
     fn seg(flags: TcpFlags, seq: u32, ack: u32) -> SegmentRepr {

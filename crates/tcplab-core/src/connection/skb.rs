@@ -198,6 +198,9 @@ pub(super) struct SendQueue {
     /// pending frames after every incoming segment, timer and write
     /// (`tcp_data_snd_check`), not on every `poll_transmit`.
     pub xmit_owed: bool,
+    /// The call being built came from `send_msg_at`: `sendmsg` tests the
+    /// send buffer at each new skb (stream_memory.rs).
+    pub stream_memory_checked: bool,
     pub chrono: Chrono,
 }
 
@@ -218,6 +221,7 @@ impl SendQueue {
             rtx_next_id: 0,
             wstamp: Instant::ZERO,
             xmit_owed: false,
+            stream_memory_checked: false,
             chrono: Chrono::default(),
         }
     }
@@ -402,10 +406,8 @@ impl Connection {
                 }
             }
             if copy <= 0 {
-                // new_segment: sk_stream_memory_free's notsent test
-                // (notsent_lowat.rs); the byte-count sndbuf test was
-                // applied when the call was accepted.
-                if !self.notsent_memory_free() {
+                // new_segment: sk_stream_memory_free (stream_memory.rs).
+                if !self.stream_memory_free() {
                     return self.sendmsg_wait_for_space(now, call, copied);
                 }
                 self.entail();

@@ -6,7 +6,7 @@ use super::syscalls::Call;
 use super::{established, fail, ns, secs, us, Driver, Stop, MISSING_PACKET_US};
 use crate::symbols::{POLLIN, POLLOUT};
 use tcplab_core::connection::MsgFlags;
-use tcplab_core::TcpState;
+use tcplab_core::{Instant, TcpState};
 
 #[derive(Clone, Copy, Debug)]
 pub(super) enum BlockKind {
@@ -81,8 +81,10 @@ impl Driver<'_> {
         let Some(conn) = self.conn.as_mut() else { return false };
         match &mut b.kind {
             BlockKind::Write { remaining, flags } => {
-                if *remaining > 0 {
-                    let n = conn.send_msg(*remaining, *flags);
+                // The writer sleeps until sk_stream_write_space finds the
+                // socket writeable (__sk_stream_is_writeable(sk, 1)).
+                if *remaining > 0 && conn.poll_writable() {
+                    let n = conn.send_msg_at(Instant::from_nanos(self.now), *remaining, *flags);
                     *remaining -= n;
                     if *remaining == 0 {
                         b.done_ns = Some(self.now);
