@@ -43,6 +43,7 @@ pub const RTM_GETQDISC: u16 = 38;
 const TCMSG_LEN: usize = 20;
 const TCA_KIND: u16 = 1;
 const TCA_OPTIONS: u16 = 2;
+const TCA_STATS: u16 = 3;
 const TCA_XSTATS: u16 = 4;
 const TCA_STATS2: u16 = 7;
 
@@ -323,16 +324,26 @@ pub fn parse_qdisc(payload: &[u8]) -> Result<Qdisc, String> {
         ..Qdisc::default()
     };
     let mut xstats: Option<&[u8]> = None;
+    // The compatibility `struct tc_stats` (TCA_STATS), used when
+    // TCA_STATS2 carries no basic statistics: up to 4.17
+    // gnet_stats_start_copy_compat() (net/core/gen_stats.c) could leave
+    // TCA_STATS2 empty, its length set on the padding attribute before it
+    // (later kernels step past the padding), so on the 4.17 guest every
+    // link read 0 packets; `tc -s` there counted them (from TCA_STATS).
+    let mut compat: Option<&[u8]> = None;
+    let mut basic = false;
     for (ty, data) in attrs(&payload[TCMSG_LEN..]) {
         match ty {
             TCA_KIND => q.kind = String::from_utf8_lossy(data).trim_end_matches('\0').to_string(),
             TCA_XSTATS => xstats = Some(data),
+            TCA_STATS => compat = Some(data),
             TCA_STATS2 => {
                 let mut pkt64 = None;
                 for (ty, d) in attrs(data) {
                     match ty {
                         TCA_STATS_BASIC => {
                             // struct gnet_stats_basic { u64 bytes; u32 packets; } (padded to 16)
+                            basic = true;
                             q.bytes = u64_at(d, 0).unwrap_or(0);
                             q.packets = u64::from(u32_at(d, 8).unwrap_or(0));
                         }
@@ -353,6 +364,16 @@ pub fn parse_qdisc(payload: &[u8]) -> Result<Qdisc, String> {
             }
             _ => {}
         }
+    }
+    if let (false, Some(s)) = (basic, compat) {
+        // struct tc_stats { u64 bytes; u32 packets, drops, overlimits,
+        // bps, pps, qlen, backlog; } (include/uapi/linux/pkt_sched.h)
+        q.bytes = u64_at(s, 0).unwrap_or(0);
+        q.packets = u64::from(u32_at(s, 8).unwrap_or(0));
+        q.drops = u32_at(s, 12).unwrap_or(0);
+        q.overlimits = u32_at(s, 16).unwrap_or(0);
+        q.qlen = u32_at(s, 28).unwrap_or(0);
+        q.backlog = u32_at(s, 32).unwrap_or(0);
     }
     if q.kind == "red" {
         if let Some(x) = xstats {
@@ -643,6 +664,31 @@ mod tests {
             }
         );
     }
+
+    #[test]
+    fn the_compat_stats_count_when_stats2_came_empty() {
+        // 4.17: a padding attribute holds the statistics, TCA_STATS2 is
+        // empty, the compat struct tc_stats follows.
+        let mut p = tcmsg(2, 0x0001_0000, 0xffff_ffff).to_vec();
+        p.extend(attr(TCA_KIND, b"htb\0"));
+        p.extend(attr(TCA_PAD_4_17, &[0; 24]));
+        p.extend(attr(TCA_STATS2, &[]));
+        let mut compat = 3_000u64.to_le_bytes().to_vec();
+        compat.extend(le32(&[2, 1, 7, 0, 0, 4, 1500])); // packets, drops, overlimits, bps, pps, qlen, backlog
+        p.extend(attr(TCA_STATS, &compat));
+        let q = parse_qdisc(&p).unwrap();
+        assert_eq!((q.bytes, q.packets, q.drops, q.overlimits, q.qlen, q.backlog), (3_000, 2, 1, 7, 4, 1500));
+        // With TCA_STATS2's basic statistics present, they win.
+        let mut p = tcmsg(2, 0x0001_0000, 0xffff_ffff).to_vec();
+        let mut basic = 10u64.to_le_bytes().to_vec();
+        basic.extend(le32(&[5, 0]));
+        p.extend(attr(TCA_STATS2, &attr(TCA_STATS_BASIC, &basic)));
+        p.extend(attr(TCA_STATS, &compat));
+        assert_eq!(parse_qdisc(&p).unwrap().packets, 5);
+    }
+
+    /// `TCA_PAD` (include/uapi/linux/rtnetlink.h).
+    const TCA_PAD_4_17: u16 = 9;
 
     #[test]
     fn pkt64_overrides_the_32_bit_count_and_xstats_are_red_only() {
