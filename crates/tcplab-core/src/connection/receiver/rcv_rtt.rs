@@ -23,26 +23,25 @@ pub(super) struct RcvRttEst {
 }
 
 impl RcvRttEst {
-    /// `tcp_rcv_rtt_update`: smooth timestamp samples (gain 1/8); keep the
-    /// minimum of window-based ones ("we are only going for a minimum in
-    /// the non-timestamp case").
+    /// `tcp_rcv_rtt_update`: a sample below the estimate replaces it at
+    /// once (either kind); a larger timestamp sample is smoothed in (gain
+    /// 1/8), a larger window-based one ignored ("we are only going for a
+    /// minimum in the non-timestamp case"). This is 6.12.118's form: the
+    /// older one smoothed every timestamp sample, so an estimate raised by
+    /// one long first sample came down over many samples, and DRS
+    /// (`tcp_rcv_space_adjust`, once per estimate) grew the buffer later
+    /// than on the kernel (docs/ALIGNMENT.md).
     fn update(&mut self, sample_us: u32, win_dep: bool) {
-        //= linux:v6.13:net/ipv4/tcp_input.c#tcp_rcv_rtt_update
-        let mut new = self.rtt_us as i64;
-        let mut m = sample_us as i64;
-        if new != 0 {
-            if !win_dep {
-                m -= new >> 3;
-                new += m;
-            } else {
-                m <<= 3;
-                if m < new {
-                    new = m;
-                }
-            }
+        //= linux:v6.12:net/ipv4/tcp_input.c#tcp_rcv_rtt_update
+        let old = self.rtt_us as i64;
+        let m = (sample_us as i64) << 3;
+        let new = if old == 0 || m < old {
+            m
+        } else if win_dep {
+            return;
         } else {
-            new = m << 3;
-        }
+            old - (old >> 3) + sample_us as i64
+        };
         self.rtt_us = new.clamp(0, u32::MAX as i64) as u32;
     }
 
@@ -76,5 +75,28 @@ impl RcvRttEst {
                 self.update(us as u32, false);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 6.12.118's tcp_rcv_rtt_update: a smaller timestamp sample replaces
+    /// the estimate, a larger one moves it by 1/8.
+    #[test]
+    fn test_a_smaller_timestamp_sample_replaces_the_estimate() {
+        let mut e = RcvRttEst::default();
+        e.update(60_000, false);
+        assert_eq!(e.rtt_us, 60_000 << 3);
+        e.update(40_000, false);
+        assert_eq!(e.rtt_us, 40_000 << 3);
+        e.update(48_000, false);
+        assert_eq!(e.rtt_us, (40_000 << 3) - (40_000 << 3 >> 3) + 48_000);
+        // Window-based samples only ever lower it.
+        e.update(90_000, true);
+        assert_eq!(e.rtt_us, (40_000 << 3) - 40_000 + 48_000);
+        e.update(30_000, true);
+        assert_eq!(e.rtt_us, 30_000 << 3);
     }
 }
