@@ -62,6 +62,16 @@ pub trait Endpoint {
     fn poll_writable(&self) -> bool {
         true
     }
+    /// The connection's packets go through fq, which holds each skb until
+    /// its departure time (`Connection::set_pacing_fq(true)`).
+    fn set_pacing_fq(&mut self) {}
+    /// The earliest departure time of the next skb, ns, when it is still
+    /// ahead of `now_ns` and no segment of an skb already stamped is left
+    /// to hand out (the connection holds it for fq); else `None`.
+    fn paced_until(&self, now_ns: u64) -> Option<u64> {
+        let _ = now_ns;
+        None
+    }
     /// `tcpi_advmss`.
     fn advmss(&self) -> u32 {
         0
@@ -181,6 +191,13 @@ impl Endpoint for Connection {
     }
     fn advmss(&self) -> u32 {
         Connection::advmss(self)
+    }
+    fn set_pacing_fq(&mut self) {
+        Connection::set_pacing_fq(self, true)
+    }
+    fn paced_until(&self, now_ns: u64) -> Option<u64> {
+        let w = Connection::tcp_wstamp_ns(self);
+        (w > now_ns && !Connection::skb_segments_pending(self)).then_some(w)
     }
     fn maxseg(&self) -> u32 {
         Connection::maxseg(self)

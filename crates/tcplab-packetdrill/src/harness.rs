@@ -10,10 +10,12 @@
 //! - a harness file such as `../common/defaults.sh`, read from the
 //!   script's directory and interpreted line by line, recursively;
 //! - `tc qdisc add|replace|change dev tun0 root pfifo|pfifo_fast|fq [...]`
-//!   and `tc qdisc del dev tun0 root`: the qdisc is recorded. `fq` paces;
-//!   pacing is not modelled, so the driver skips a script under `fq` when
-//!   it expects outbound data segments (their timing would be fq's), and
-//!   runs it with a note otherwise. `pfifo limit 0` drops every packet in
+//!   and `tc qdisc del dev tun0 root`: the qdisc is recorded. `fq` paces
+//!   by departure time (EDT, Linux >= 4.20): the connection is told so
+//!   (`Connection::set_pacing_fq`, `SK_PACING_FQ`) and the driver hands
+//!   out each skb at its `tcp_wstamp_ns`, as sch_fq releases it; fq set
+//!   by a timed command (pacing from mid-connection) skips a script that
+//!   then expects outbound data. `pfifo limit 0` drops every packet in
 //!   the host (local congestion): the connection's transmissions fail
 //!   (`Connection::set_xmit_blocked`) until another qdisc replaces it;
 //! - `ip route change|replace|add ... [mtu [lock] N] [advmss N] [initcwnd N]`

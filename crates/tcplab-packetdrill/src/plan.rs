@@ -225,33 +225,33 @@ pub fn make_plan(script: &Script, harness: &mut Harness) -> Plan {
     }
     syscalls(script, &mut plan);
     code_blocks(script, &mut plan);
-    // Pacing: fq is set by the init command or a later command.
-    let mut fq_from: Option<u32> = (harness.qdisc == Qdisc::Fq).then_some(0);
+    // Pacing: fq from the init command paces the connection from its
+    // first packet (sch_fq's EDT holding, Connection::set_pacing_fq); fq
+    // set by a later command would start mid-flow, which is not run.
+    let mut fq_from: Option<u32> = None;
     for ev in &script.events {
         match &ev.action {
             Action::Command(c) => {
                 let mut h = harness.clone();
                 match h.run(&c.text) {
                     Err(e) => plan.skip(format!("line {}: {e}", ev.line)),
-                    Ok(()) if h.qdisc == Qdisc::Fq && fq_from.is_none() => fq_from = Some(ev.line),
+                    Ok(()) if h.qdisc == Qdisc::Fq && harness.qdisc != Qdisc::Fq && fq_from.is_none() => {
+                        fq_from = Some(ev.line)
+                    }
                     Ok(()) => {}
                 }
             }
             Action::Packet(p) if p.direction == Direction::Outbound && p.payload > 0 && fq_from.is_some() => {
                 plan.skip(format!(
-                    "qdisc fq paces packets and line {} expects an outbound data segment: pacing \
-                     (sch_fq / tcp_internal_pacing, sk_pacing_rate) is not modelled",
+                    "qdisc fq set by a command at line {} and line {} expects an outbound data segment: \
+                     pacing that starts mid-connection is not run",
+                    fq_from.unwrap_or(0),
                     ev.line
                 ));
                 break;
             }
             _ => {}
         }
-    }
-    if fq_from.is_some() && plan.skips.is_empty() {
-        plan.notes.push(
-            "qdisc fq: pacing is not modelled; run anyway because the script checks no outbound data segments".into(),
-        );
     }
     plan
 }

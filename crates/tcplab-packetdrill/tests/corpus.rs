@@ -63,6 +63,7 @@ const PASS_LIST: &[&str] = &[
     "tcp/slow_start/slow-start-after-idle.pkt",
     "tcp/slow_start/slow-start-app-limited-9-packets-out.pkt",
     "tcp/slow_start/slow-start-app-limited.pkt",
+    "tcp/slow_start/slow-start-fq-ack-per-2pkt.pkt",
     "tcp/tcp_info/tcp-info-last_data_recv.pkt",
     "tcp/tcp_info/tcp-info-rwnd-limited.pkt",
     "tcp/ts_recent/fin_tsval.pkt",

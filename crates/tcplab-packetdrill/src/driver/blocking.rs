@@ -130,7 +130,11 @@ impl Driver<'_> {
             // The call is still blocked: nothing but timers can free it now.
             let limit = ns(b.end_us.max(us(self.now)) + MISSING_PACKET_US);
             while self.blocking.as_ref().is_some_and(|x| x.done_ns.is_none()) {
-                let next = self.conn.as_ref().and_then(|c| c.poll_timeout()).map(|d| d.as_nanos().max(self.now));
+                let next = self
+                    .conn
+                    .as_ref()
+                    .and_then(|c| super::time::next_deadline(c.poll_timeout(), self.pace_wake))
+                    .map(|d| d.as_nanos().max(self.now));
                 match next {
                     Some(d) if d <= limit => self.advance_to(d)?,
                     _ => break,

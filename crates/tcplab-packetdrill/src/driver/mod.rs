@@ -129,6 +129,8 @@ pub struct Driver<'a> {
     notsent_lowat: u32,
     /// `TCP_MAXSEG` as set before the connection (`user_mss`, 0 = unset).
     user_mss: u32,
+    /// fq holds the connection's next skb until this time, ns.
+    pace_wake: Option<u64>,
     /// `TCP_USER_TIMEOUT`, ms (0 = off).
     user_timeout: u32,
     sockets: Vec<Socket>,
@@ -207,6 +209,7 @@ impl<'a> Driver<'a> {
             cork: false,
             notsent_lowat: 0,
             user_mss: 0,
+            pace_wake: None,
             user_timeout: 0,
             sockets: Vec::new(),
             outq: VecDeque::new(),
@@ -397,7 +400,7 @@ impl<'a> Driver<'a> {
             )));
         }
         if h.qdisc == Qdisc::Fq && self.harness.qdisc != Qdisc::Fq {
-            self.notes.push(format!("line {}: qdisc fq set; pacing is not modelled", ev.line));
+            self.notes.push(format!("line {}: qdisc fq set mid-script; the connection is not paced", ev.line));
         }
         let blackhole = h.qdisc == Qdisc::Blackhole;
         if blackhole != (self.harness.qdisc == Qdisc::Blackhole) {

@@ -24,6 +24,9 @@ impl Driver<'_> {
                 c.set_cork(true);
             }
             c.set_notsent_lowat(self.effective_notsent_lowat());
+            if self.harness.qdisc == Qdisc::Fq {
+                c.set_pacing_fq();
+            }
             c.set_user_timeout(self.user_timeout);
             c.set_xmit_blocked(self.harness.qdisc == Qdisc::Blackhole);
             self.conn = Some(c);

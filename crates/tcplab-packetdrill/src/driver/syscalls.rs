@@ -250,6 +250,9 @@ impl Driver<'_> {
             conn.set_cork(true);
         }
         conn.set_notsent_lowat(self.effective_notsent_lowat());
+        if self.harness.qdisc == Qdisc::Fq {
+            conn.set_pacing_fq();
+        }
         conn.set_user_timeout(self.user_timeout);
         conn.set_xmit_blocked(self.harness.qdisc == Qdisc::Blackhole);
         self.conn = Some(conn);
