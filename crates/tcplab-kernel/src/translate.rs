@@ -483,7 +483,7 @@ impl Settings {
                                 &path,
                                 format!(
                                     "{} = {}: {} {why}; it behaves as {} = {v} (preset \"{}\"). Run this on the model \
-                                     backend, or use --set tcp.preset={} (and tcp_receiver.preset)",
+                                     backend, or use --set tcp.preset={}",
                                     s.name,
                                     s.value,
                                     series.title(),
