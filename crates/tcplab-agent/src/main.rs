@@ -26,7 +26,8 @@ fn main() {
     let code = match (mode, args.len()) {
         // Only inside a guest: packetdrill needs root, a tun device and namespaces.
         (Some("packetdrill"), 2) if pid1 => {
-            catch_unwind(AssertUnwindSafe(|| tcplab_agent::packetdrill::execute(Path::new(&args[1]), true))).unwrap_or(1)
+            catch_unwind(AssertUnwindSafe(|| tcplab_agent::packetdrill::execute(Path::new(&args[1]), true)))
+                .unwrap_or(1)
         }
         (Some("run" | "guest"), 2) => {
             catch_unwind(AssertUnwindSafe(|| execute(Path::new(&args[1]), guest, pid1))).unwrap_or(1)
