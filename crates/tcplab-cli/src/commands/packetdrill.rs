@@ -91,7 +91,7 @@ pub(crate) fn run(a: PacketdrillArgs) -> Result<ExitCode, Error> {
         other => return Err(Error::at("--backend", format!("{other:?}: expected model, linux or both"))),
     };
     for &hz in &a.hz {
-        tcplab_packetdrill::check_hz(hz).map_err(|rule| Error::at("--hz", format!("{hz}: {rule}")))?;
+        tcplab_packetdrill::check_hz(hz).map_err(|rule| Error::at(format!("--hz {hz}"), rule))?;
     }
     if a.hz.len() > 1 && !a.markdown {
         return Err(Error::at("--hz", "give one value, or several with --markdown (one column per HZ)"));
