@@ -200,7 +200,7 @@ pub fn default_image(newest_first: Vec<Image>, host_xsave: Option<u32>) -> Optio
     let default_hz = tcplab_core::TcpConfig::default().hz;
     // An era image (3.12, 3.18, 4.17) runs only when named: scenarios are
     // written for today's kernel, and an era refuses what it lacks.
-    let mainline = |i: &Image| i.series().map_or(false, |s| !s.is_era());
+    let mainline = |i: &Image| i.series().is_ok_and(|s| !s.is_era());
     let here: Vec<Image> = newest_first.into_iter().filter(|i| Some(i.meta.xsave_size) == host_xsave).collect();
     let pick = |ok: &dyn Fn(&Image) -> bool| here.iter().find(|i| ok(i)).cloned();
     pick(&|i| mainline(i) && i.meta.hz == default_hz).or_else(|| pick(&mainline)).or_else(|| here.first().cloned())
