@@ -129,8 +129,8 @@ fn kernel_image(kernel: Option<&str>) -> PyResult<String> {
 /// `3.18`), HZ, whether this host can boot it, where the source came from.
 #[pyfunction]
 fn kernel_images() -> PyResult<Table> {
-    let all = tcplab_kernel::image::list()
-        .map_err(|e| error::to_py(tcplab_lab::Error::at("kernel images", e.message)))?;
+    let all =
+        tcplab_kernel::image::list().map_err(|e| error::to_py(tcplab_lab::Error::at("kernel images", e.message)))?;
     let host = tcplab_kernel::host::xsave_size();
     let mut c = Columns::new();
     c.push("key", Col::Str(all.iter().map(|i| i.meta.key.clone()).collect()))
