@@ -67,3 +67,28 @@ def test_progress_bar_on_stderr(in_root, capfd):
     assert "compare scenarios/two-flows.toml [" in err and "/6 runs" in err and "eta" in err
     tcplab.compare(sc, a={"flow.*.cc": "reno"}, runs=3, jobs=1, progress=False)
     assert capfd.readouterr().err == ""
+
+
+def test_runs_leave_the_gil_free(in_root):
+    sc = tcplab.Scenario.load("scenarios/two-flows.toml")  # 120 s simulated: about a second of wall time
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.001)
+
+    t = threading.Thread(target=count, daemon=True)
+    t.start()
+    started = time.monotonic()
+    tcplab.run(sc, trace=False, progress=False)
+    took = time.monotonic() - started
+    stop.set()
+    t.join()
+    during = [x for x in ticks if started <= x <= started + took]
+    # The Python thread kept running through the simulation; a held GIL
+    # would stop it for the whole run (a loaded machine delays it a little).
+    gaps = [b - a for a, b in zip(during, during[1:])]
+    assert took > 0.3 and len(during) > 50
+    assert max(gaps) < min(0.25, took / 3), f"the Python thread was held for {max(gaps):.3f} s of {took:.3f} s"
