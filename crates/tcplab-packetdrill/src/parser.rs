@@ -132,6 +132,29 @@ impl Parser {
         Ok(v as u64)
     }
 
+    /// `word N` if the next token is `word`: N within `max`.
+    fn keyed_uint(&mut self, word: &str, what: &str, max: u64) -> PResult<Option<u64>> {
+        if !self.is_word(word) {
+            return Ok(None);
+        }
+        self.next();
+        self.uint(what, max).map(Some)
+    }
+    /// `start:end(len)`, with `end = start + len` (parser.y's `seq`).
+    fn seq_range(&mut self) -> PResult<(u32, u32, u32)> {
+        let st = self.peek().clone();
+        let seq = self.uint("TCP start sequence number", u32::MAX as u64)? as u32;
+        self.expect_punct(':', "in sequence range start:end(len)")?;
+        let end_seq = self.uint("TCP end sequence number", u32::MAX as u64)? as u32;
+        self.expect_punct('(', "before the payload length")?;
+        let payload = self.uint("TCP payload size", u16::MAX as u64)? as u32;
+        self.expect_punct(')', "after the payload length")?;
+        if end_seq != seq.wrapping_add(payload) {
+            return self.semantic(st.line, st.col, "inconsistent TCP sequence numbers and payload size");
+        }
+        Ok((seq, end_seq, payload))
+    }
+
     fn script(&mut self) -> PResult<Script> {
         let mut options = Vec::new();
         while let Tok::Opt { name, value } = self.peek_tok().clone() {
@@ -286,34 +309,10 @@ impl Parser {
             Ok(f) => PacketFlags(f),
             Err(bad) => return self.semantic(ft.line, ft.col, format!("Invalid TCP flag: '{bad}'")),
         };
-        let st = self.peek().clone();
-        let seq = self.uint("TCP start sequence number", u32::MAX as u64)? as u32;
-        self.expect_punct(':', "in sequence range start:end(len)")?;
-        let end_seq = self.uint("TCP end sequence number", u32::MAX as u64)? as u32;
-        self.expect_punct('(', "before the payload length")?;
-        let payload = self.uint("TCP payload size", u16::MAX as u64)? as u32;
-        self.expect_punct(')', "after the payload length")?;
-        if end_seq != seq.wrapping_add(payload) {
-            return self.semantic(st.line, st.col, "inconsistent TCP sequence numbers and payload size");
-        }
-        let ack = if self.is_word("ack") {
-            self.next();
-            Some(self.uint("TCP ack sequence number", u32::MAX as u64)? as u32)
-        } else {
-            None
-        };
-        let win = if self.is_word("win") {
-            self.next();
-            Some(self.uint("TCP window value", u16::MAX as u64)? as u16)
-        } else {
-            None
-        };
-        let urg = if self.is_word("urg") {
-            self.next();
-            Some(self.uint("urg_ptr value", u16::MAX as u64)? as u16)
-        } else {
-            None
-        };
+        let (seq, end_seq, payload) = self.seq_range()?;
+        let ack = self.keyed_uint("ack", "TCP ack sequence number", u32::MAX as u64)?.map(|v| v as u32);
+        let win = self.keyed_uint("win", "TCP window value", u16::MAX as u64)?.map(|v| v as u16);
+        let urg = self.keyed_uint("urg", "urg_ptr value", u16::MAX as u64)?.map(|v| v as u16);
         let options = if self.is_punct('<') {
             let lt = self.next();
             if *self.peek_tok() == Tok::Ellipsis {
@@ -374,18 +373,8 @@ impl Parser {
             }
             _ => None,
         };
-        let mtu = if self.is_word("mtu") {
-            self.next();
-            Some(self.uint("ICMP MTU", u32::MAX as u64)? as u32)
-        } else {
-            None
-        };
-        let echo_id = if self.is_word("id") {
-            self.next();
-            Some(self.uint("ICMP echo id", u16::MAX as u64)? as u32)
-        } else {
-            None
-        };
+        let mtu = self.keyed_uint("mtu", "ICMP MTU", u32::MAX as u64)?.map(|v| v as u32);
+        let echo_id = self.keyed_uint("id", "ICMP echo id", u16::MAX as u64)?.map(|v| v as u32);
         let echoed = if self.eat_punct('[') {
             let e = if self.is_word("udp") || self.is_word("raw") {
                 let udp = self.is_word("udp");
@@ -399,16 +388,7 @@ impl Parser {
                     IcmpEchoed::Raw { payload }
                 }
             } else {
-                let st = self.peek().clone();
-                let seq = self.uint("TCP start sequence number", u32::MAX as u64)? as u32;
-                self.expect_punct(':', "in sequence range start:end(len)")?;
-                let end_seq = self.uint("TCP end sequence number", u32::MAX as u64)? as u32;
-                self.expect_punct('(', "before the payload length")?;
-                let payload = self.uint("TCP payload size", u16::MAX as u64)? as u32;
-                self.expect_punct(')', "after the payload length")?;
-                if end_seq != seq.wrapping_add(payload) {
-                    return self.semantic(st.line, st.col, "inconsistent TCP sequence numbers and payload size");
-                }
+                let (seq, _, payload) = self.seq_range()?;
                 IcmpEchoed::Tcp { seq, payload }
             };
             self.expect_punct(']', "to close the echoed packet")?;
